@@ -1,0 +1,25 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "mpris-bridge",
+    products: [
+        .library(name: "DBus", targets: ["DBus"]),
+        .library(name: "DBusTestSupport", targets: ["DBusTestSupport"]),
+    ],
+    targets: [
+        // libdbus-1, imported through a shim header (see Sources/CDBus/shim.h).
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        // A general Swift D-Bus library: values, connection, client, serving. Knows nothing of MPRIS.
+        .target(name: "DBus", dependencies: ["CDBus"]),
+        // Private bus fixture and real-client runners shared by every test target.
+        .target(name: "DBusTestSupport"),
+        .testTarget(name: "DBusTestSupportTests", dependencies: ["DBusTestSupport"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,313 @@
+import Dispatch
+import Synchronization
+
+/// A connection to a message bus: the entry point for calling, subscribing and serving.
+///
+/// Every method is safe to call from any thread or task. Internally one serial
+/// queue owns the libdbus connection and is woken only by socket readiness and
+/// by libdbus's own timeouts, so an idle connection costs no CPU.
+///
+/// Losing the bus never ends the process: pending calls fail with
+/// `org.freedesktop.DBus.Error.Disconnected`, signal streams finish with that
+/// error, and ``events()`` reports ``ConnectionEvent/disconnected``.
+/// The connection closes when ``close()`` is called or the last reference goes away.
+public final class Connection: Sendable {
+    let core: ConnectionCore
+
+    /// The unique name the bus assigned, such as `:1.42`.
+    public var uniqueName: BusName { BusName(trusted: core.uniqueName) }
+
+    private init(core: ConnectionCore) { self.core = core }
+
+    deinit { core.close() }
+
+    /// Connects to the session bus named by `DBUS_SESSION_BUS_ADDRESS`.
+    public static func session() async throws -> Connection { try await connect(to: .session) }
+
+    /// Connects to the system bus.
+    public static func system() async throws -> Connection { try await connect(to: .system) }
+
+    /// Connects to a bus and registers with it.
+    public static func connect(to address: BusAddress) async throws -> Connection {
+        Connection(core: try await ConnectionCore.open(address))
+    }
+
+    /// Whether the connection is still open.
+    public var isConnected: Bool { core.isConnected }
+
+    /// Closes the connection: pending calls fail with `Disconnected`, streams end. Idempotent.
+    public func close() { core.close() }
+
+    /// Sends a message that expects no reply, such as a signal. Returns once the
+    /// message is queued; a message that cannot be sent because the bus is gone is dropped.
+    /// Throws `InvalidArgs` for a body that cannot be put on the wire.
+    public func send(_ message: Message) throws {
+        for value in message.body { try value.validate() }
+        core.send(message)
+    }
+
+    /// Sends a method call and waits for its reply.
+    ///
+    /// - Parameter timeout: how long to wait; on expiry the call throws
+    ///   `org.freedesktop.DBus.Error.NoReply`. Cancelling the task throws `CancellationError`.
+    /// - Returns: the method-return message.
+    /// - Throws: the remote error as a ``DBusError``, or `Disconnected` if the bus goes away.
+    public func call(_ message: Message, timeout: Duration = .seconds(25)) async throws -> Message {
+        precondition(message.kind == .methodCall, "call(_:) sends method calls")
+        for value in message.body { try value.validate() }
+        return try await core.call(message, timeout: timeout)
+    }
+
+    /// Emits a signal from `path`.
+    public func emitSignal(
+        path: ObjectPath, interface: InterfaceName, member: MemberName, body: [DBusValue] = [],
+        destination: BusName? = nil
+    ) throws {
+        try send(.signal(path: path, interface: interface, member: member, body: body, destination: destination))
+    }
+
+    /// A stream of what happens to the connection: names acquired and lost, and the loss of the bus.
+    /// Each call returns a new, independent stream; it finishes after ``ConnectionEvent/disconnected``.
+    public func events() -> AsyncStream<ConnectionEvent> { core.events() }
+
+    /// Returns when the connection is closed or the bus is lost.
+    public func waitUntilDisconnected() async { await core.waitUntilDisconnected() }
+}
+
+/// Something that happened to a ``Connection``.
+public enum ConnectionEvent: Sendable, Equatable {
+    /// The bus gave this connection a name.
+    case nameAcquired(BusName)
+    /// This connection lost a name, for example to a replacement.
+    case nameLost(BusName)
+    /// The connection is closed or the bus went away. No event follows.
+    case disconnected
+}
+
+/// The state behind a ``Connection``.
+final class ConnectionCore: @unchecked Sendable {  // mutable state is touched on `queue` only; `objects` has its own lock
+    let queue: DispatchQueue
+    private var raw: RawConnection!
+    let uniqueName: String
+    let objects = ObjectRegistry()
+
+    private struct PendingCall {
+        let continuation: CheckedContinuation<Message, any Error>
+        let timeout: DispatchWorkItem
+    }
+
+    private var pending: [UInt32: PendingCall] = [:]
+    private var subscriptions: [Int: SignalSubscription] = [:]
+    private var eventListeners: [Int: AsyncStream<ConnectionEvent>.Continuation] = [:]
+    private var disconnectWaiters: [CheckedContinuation<Void, Never>] = []
+    private var nextToken = 0
+    private var disconnected = false
+    private let connected = Atomic<Bool>(true)
+
+    private init(queue: DispatchQueue, uniqueName: String) {
+        self.queue = queue
+        self.uniqueName = uniqueName
+    }
+
+    static func open(_ address: BusAddress) async throws -> ConnectionCore {
+        let queue = DispatchQueue(label: "dbus.connection", qos: .userInitiated)
+        return try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                do {
+                    // Weak: the core owns the raw connection, not the other way round.
+                    weak var coreReference: ConnectionCore?
+                    let raw = try RawConnection(address: address, queue: queue) { message in
+                        coreReference?.receive(message)
+                    }
+                    let core = ConnectionCore(queue: queue, uniqueName: raw.uniqueName)
+                    core.raw = raw
+                    coreReference = core
+                    raw.start()
+                    continuation.resume(returning: core)
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    var isConnected: Bool { connected.load(ordering: .relaxed) }
+
+    func close() {
+        queue.async { [self] in shutDown() }
+    }
+
+    // MARK: Sending
+
+    /// Queues `message`; a failure to send is dropped (the bus is gone, or the body was validated already).
+    func send(_ message: Message) {
+        queue.async { [self] in
+            guard !disconnected else { return }
+            _ = try? raw.send(message)
+        }
+    }
+
+    func call(_ message: Message, timeout: Duration) async throws -> Message {
+        let ticket = CallTicket()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                queue.async { [self] in start(message, timeout: timeout, ticket: ticket, continuation: continuation) }
+            }
+        } onCancel: {
+            queue.async { [self] in
+                ticket.cancelled = true
+                if let serial = ticket.serial { finish(serial, with: .failure(CancellationError())) }
+            }
+        }
+    }
+
+    private func start(
+        _ message: Message, timeout: Duration, ticket: CallTicket,
+        continuation: CheckedContinuation<Message, any Error>
+    ) {
+        guard !ticket.cancelled else { return continuation.resume(throwing: CancellationError()) }
+        guard !disconnected else { return continuation.resume(throwing: DBusError.disconnected()) }
+        let serial: UInt32
+        do { serial = try raw.send(message) } catch { return continuation.resume(throwing: error) }
+        ticket.serial = serial
+        let expiry = DispatchWorkItem { [weak self] in
+            let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18
+            self?.finish(
+                serial,
+                with: .failure(DBusError(.noReply, "No reply to \(message.member?.rawValue ?? "call") within \(seconds) s")))
+        }
+        pending[serial] = PendingCall(continuation: continuation, timeout: expiry)
+        queue.asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: expiry)
+    }
+
+    private func finish(_ serial: UInt32, with result: Result<Message, any Error>) {
+        guard let call = pending.removeValue(forKey: serial) else { return }
+        call.timeout.cancel()
+        call.continuation.resume(with: result)
+    }
+
+    // MARK: Receiving (on `queue`)
+
+    private func receive(_ message: Message) {
+        switch message.kind {
+        case .methodReturn:
+            if let serial = message.replySerial { finish(serial, with: .success(message)) }
+        case .error:
+            if let serial = message.replySerial, let error = message.carriedError { finish(serial, with: .failure(error)) }
+        case .signal:
+            receiveSignal(message)
+        case .methodCall:
+            ObjectServer.handle(message, core: self)
+        }
+    }
+
+    private func receiveSignal(_ message: Message) {
+        if message.path?.rawValue == "/org/freedesktop/DBus/Local", message.member?.rawValue == "Disconnected" {
+            shutDown()
+            return
+        }
+        if message.sender == BusName.bus.rawValue, message.interface?.rawValue == "org.freedesktop.DBus",
+            message.destination == uniqueName, case .string(let name)? = message.body.first,
+            let busName = BusName(rawValue: name)
+        {
+            switch message.member?.rawValue {
+            case "NameAcquired": broadcast(.nameAcquired(busName))
+            case "NameLost": broadcast(.nameLost(busName))
+            default: break
+            }
+        }
+        for subscription in subscriptions.values where subscription.rule.matches(message, senderOwner: subscription.senderOwner) {
+            subscription.continuation.yield(message)
+        }
+    }
+
+    // MARK: Signal subscriptions
+
+    /// Registers a local subscription (on `queue`); returns its token.
+    func addSubscription(_ subscription: SignalSubscription) async throws -> Int {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { [self] in
+                guard !disconnected else { return continuation.resume(throwing: DBusError.disconnected()) }
+                nextToken += 1
+                subscriptions[nextToken] = subscription
+                continuation.resume(returning: nextToken)
+            }
+        }
+    }
+
+    func removeSubscription(_ token: Int) {
+        queue.async { [self] in subscriptions.removeValue(forKey: token) }
+    }
+
+    // MARK: Events
+
+    func events() -> AsyncStream<ConnectionEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ConnectionEvent.self)
+        queue.async { [self] in
+            guard !disconnected else {
+                continuation.yield(.disconnected)
+                continuation.finish()
+                return
+            }
+            nextToken += 1
+            let token = nextToken
+            eventListeners[token] = continuation
+            continuation.onTermination = { [weak self] _ in
+                guard let self else { return }
+                queue.async { self.eventListeners.removeValue(forKey: token) }
+            }
+        }
+        return stream
+    }
+
+    private func broadcast(_ event: ConnectionEvent) {
+        for listener in eventListeners.values { listener.yield(event) }
+    }
+
+    func waitUntilDisconnected() async {
+        await withCheckedContinuation { continuation in
+            queue.async { [self] in
+                if disconnected { continuation.resume() } else { disconnectWaiters.append(continuation) }
+            }
+        }
+    }
+
+    // MARK: Shutdown
+
+    /// Ends everything that waits on this connection, then closes libdbus's side. On `queue`; idempotent.
+    private func shutDown() {
+        guard !disconnected else { return }
+        disconnected = true
+        connected.store(false, ordering: .relaxed)
+        let calls = pending
+        pending = [:]
+        for call in calls.values {
+            call.timeout.cancel()
+            call.continuation.resume(throwing: DBusError.disconnected())
+        }
+        for subscription in subscriptions.values { subscription.continuation.finish(throwing: DBusError.disconnected()) }
+        subscriptions = [:]
+        broadcast(.disconnected)
+        for listener in eventListeners.values { listener.finish() }
+        eventListeners = [:]
+        for waiter in disconnectWaiters { waiter.resume() }
+        disconnectWaiters = []
+        objects.removeAll()
+        raw.close()
+    }
+}
+
+/// Tracks one call so that cancellation can find it. Touched on the connection's queue only.
+private final class CallTicket: @unchecked Sendable {  // read and written on the connection's serial queue only
+    var serial: UInt32?
+    var cancelled = false
+}
+
+extension Duration {
+    var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !nanoseconds.overflow, seconds >= 0 else { return seconds < 0 ? .nanoseconds(0) : .never }
+        return .nanoseconds(Int(nanoseconds.partialValue + attoseconds / 1_000_000_000))
+    }
+}

@@ -1,0 +1,140 @@
+/// Any D-Bus value, with its exact wire type.
+///
+/// Most code never touches this enum: interfaces are written with Swift types
+/// that conform to ``DBusRepresentable``. It is the common currency underneath,
+/// and the way to handle values whose type is known only at run time.
+public enum DBusValue: Hashable, Sendable {
+    case byte(UInt8)
+    case boolean(Bool)
+    case int16(Int16)
+    case uint16(UInt16)
+    case int32(Int32)
+    case uint32(UInt32)
+    case int64(Int64)
+    case uint64(UInt64)
+    case double(Double)
+    /// A UTF-8 string without NUL characters (a NUL is refused when sending).
+    case string(String)
+    case objectPath(ObjectPath)
+    case signature(Signature)
+    /// An array with its element type, which an empty array needs on the wire.
+    case array(DBusType, [DBusValue])
+    /// A dictionary (`a{KV}`) as ordered entries; the wire allows repeated keys.
+    case dictionary(key: DBusType, value: DBusType, [DictionaryEntry])
+    case structure([DBusValue])
+    // Indirect so that only variants are boxed; scalars stay inline.
+    indirect case variant(Variant)
+
+    /// One entry of a ``DBusValue/dictionary(key:value:_:)``.
+    public struct DictionaryEntry: Hashable, Sendable {
+        public var key: DBusValue
+        public var value: DBusValue
+        public init(_ key: DBusValue, _ value: DBusValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// The value's complete type.
+    public var type: DBusType {
+        switch self {
+        case .byte: .byte
+        case .boolean: .boolean
+        case .int16: .int16
+        case .uint16: .uint16
+        case .int32: .int32
+        case .uint32: .uint32
+        case .int64: .int64
+        case .uint64: .uint64
+        case .double: .double
+        case .string: .string
+        case .objectPath: .objectPath
+        case .signature: .signature
+        case .array(let element, _): .array(element)
+        case .dictionary(let key, let value, _): .dictionary(key: key, value: value)
+        case .structure(let fields): .structure(fields.map(\.type))
+        case .variant: .variant
+        }
+    }
+
+    /// Checks what the type system cannot: array elements and dictionary
+    /// entries match their declared types, strings hold no NUL, structs are not
+    /// empty, and nesting stays within the spec's limit of 64 containers
+    /// (variants included).
+    func validate(depth: Int = 0) throws {
+        if depth > 64 {
+            throw DBusError(.limitsExceeded, "The value nests more than 64 containers, the D-Bus limit")
+        }
+        switch self {
+        case .string(let text):
+            if text.utf8.contains(0) {
+                throw DBusError.invalidArgs("A D-Bus string cannot contain a NUL character")
+            }
+        case .array(let element, let items):
+            for item in items {
+                guard item.type == element else {
+                    throw DBusError.invalidArgs("An array of '\(element)' holds a value of type '\(item.type)'")
+                }
+                try item.validate(depth: depth + 1)
+            }
+            if element.containsUnixFD { throw DBusError.unixFDNotSupported }
+        case .dictionary(let keyType, let valueType, let entries):
+            if keyType.containsUnixFD || valueType.containsUnixFD { throw DBusError.unixFDNotSupported }
+            guard keyType.isBasic else {
+                throw DBusError.invalidArgs("A dictionary key must be a basic type, not '\(keyType)'")
+            }
+            for entry in entries {
+                guard entry.key.type == keyType, entry.value.type == valueType else {
+                    throw DBusError.invalidArgs(
+                        "A dictionary of '{\(keyType)\(valueType)}' holds an entry of type '{\(entry.key.type)\(entry.value.type)}'")
+                }
+                try entry.key.validate(depth: depth + 2)
+                try entry.value.validate(depth: depth + 2)
+            }
+        case .structure(let fields):
+            if fields.isEmpty { throw DBusError.invalidArgs("A D-Bus struct needs at least one field") }
+            for field in fields { try field.validate(depth: depth + 1) }
+        case .variant(let variant):
+            try variant.value.validate(depth: depth + 1)
+        default:
+            break
+        }
+    }
+}
+
+extension Signature {
+    func checkNotFD() throws {
+        if types.contains(where: \.containsUnixFD) { throw DBusError.unixFDNotSupported }
+    }
+}
+
+extension DBusError {
+    static let unixFDNotSupported = DBusError(
+        .notSupported, "Unix file descriptors ('h') are not supported by this library")
+}
+
+extension DBusType {
+    var containsUnixFD: Bool {
+        switch self {
+        case .unixFD: true
+        case .array(let element): element.containsUnixFD
+        case .dictionary(let key, let value): key.containsUnixFD || value.containsUnixFD
+        case .structure(let fields): fields.contains(where: \.containsUnixFD)
+        default: false
+        }
+    }
+}
+
+/// A value of any type, boxed with its type: D-Bus's `v`.
+public struct Variant: Hashable, Sendable, CustomStringConvertible {
+    /// The boxed value.
+    public let value: DBusValue
+
+    public init(_ value: DBusValue) { self.value = value }
+    public init<T: DBusRepresentable>(_ value: T) { self.value = value.dbusValue }
+
+    /// The boxed value as `T`; throws `InvalidArgs` if the boxed type is not `T`'s.
+    public func get<T: DBusRepresentable>(_ type: T.Type = T.self) throws -> T { try T(dbusValue: value) }
+
+    public var description: String { "<\(value.type)> \(value)" }
+}

@@ -1,0 +1,445 @@
+import Synchronization
+
+/// One D-Bus interface an application serves: its methods, properties and
+/// signals, declared once with Swift types.
+///
+/// ```swift
+/// let counter = Interface("org.example.Counter1")
+/// let count = counter.property("Count", Int64(0))
+/// counter.method("Add", arguments: ["amount"], results: ["total"]) { (amount: Int64) in
+///     count.update { $0 += amount }
+///     return count.value
+/// }
+/// try connection.export(counter, at: "/org/example/Counter")
+/// ```
+///
+/// The library implements `org.freedesktop.DBus.Properties` for it (`Get`,
+/// `GetAll`, `Set`, and `PropertiesChanged` emitted by itself according to each
+/// property's ``PropertyChangePolicy``), `Introspectable` (generated from these
+/// declarations) and `Peer`. A call with an unknown member, the wrong
+/// signature, or a write to a read-only property is answered with the standard
+/// error before any handler runs.
+///
+/// Declare members before exporting. An interface may be exported at several
+/// paths and on several connections; changes and signals go out on all of them.
+public final class Interface: Sendable {
+    /// The interface's name.
+    public let name: InterfaceName
+    private let state: Mutex<State>
+
+    struct State {
+        var methods: [String: MethodDeclaration] = [:]
+        var methodOrder: [String] = []
+        var properties: [String: PropertyDeclaration] = [:]
+        var propertyOrder: [String] = []
+        var signals: [SignalDeclaration] = []
+        var annotations: [Annotation]
+        /// Values of stored properties.
+        var values: [String: DBusValue] = [:]
+        var batchDepth = 0
+        var changed: [String] = []
+        var invalidated: [String] = []
+        var attachments: [Attachment] = []
+    }
+
+    struct Attachment: Sendable {
+        weak var core: ConnectionCore?
+        let path: ObjectPath
+    }
+
+    /// Creates an empty interface. `annotations` are interface-level introspection annotations.
+    public init(_ name: InterfaceName, annotations: [Annotation] = []) {
+        self.name = name
+        state = Mutex(State(annotations: annotations))
+    }
+
+    // MARK: Declaring members
+
+    /// Declares a method with typed arguments and results.
+    ///
+    /// The handler's parameter types give the input signature and its return
+    /// type the output signature: one value, a tuple, or `Void`. It runs
+    /// after the call's signature has been checked. What it throws goes back
+    /// to the caller as a D-Bus error (see ``DBusError`` and ``DBusErrorConvertible``).
+    /// ``MethodCallContext/current`` tells it who is calling.
+    ///
+    /// - Parameters:
+    ///   - arguments: names of the arguments for introspection; empty, or one per argument.
+    ///   - results: names of the results for introspection; empty, or one per result.
+    public func method<each A: DBusRepresentable, each R: DBusRepresentable>(
+        _ name: MemberName, arguments: [String] = [], results: [String] = [], annotations: [Annotation] = [],
+        _ handler: @escaping @Sendable (repeat each A) async throws -> (repeat each R)
+    ) {
+        let inputs = dbusTypes(repeat (each A).self)
+        let outputs = dbusTypes(repeat (each R).self)
+        precondition(arguments.isEmpty || arguments.count == inputs.count, "\(name): one name per argument")
+        precondition(results.isEmpty || results.count == outputs.count, "\(name): one name per result")
+        let invoke: @Sendable ([DBusValue]) async throws -> [DBusValue] = { body in
+            let reader = ArgumentReader(body)
+            let result = try await handler(repeat try reader.next((each A).self))
+            var values: [DBusValue] = []
+            for value in repeat each result { values.append(value.dbusValue) }
+            return values
+        }
+        addMethod(
+            MethodDeclaration(
+                name: name, inputs: Self.arguments(inputs, arguments), outputs: Self.arguments(outputs, results),
+                annotations: annotations, invoke: invoke))
+    }
+
+    /// Declares a method whose signatures are known only at run time. The body
+    /// reaching `handler` has been checked against `inputs`; what it returns must match `outputs`.
+    public func method(
+        _ name: MemberName, inputs: [Argument], outputs: [Argument], annotations: [Annotation] = [],
+        _ handler: @escaping @Sendable ([DBusValue]) async throws -> [DBusValue]
+    ) {
+        let expected = Signature(unchecked: outputs.map(\.type))
+        let invoke: @Sendable ([DBusValue]) async throws -> [DBusValue] = { body in
+            let result = try await handler(body)
+            let actual = Signature(unchecked: result.map(\.type))
+            guard actual == expected else {
+                throw DBusError(.failed, "\(name) produced results of signature '\(actual)', not '\(expected)'")
+            }
+            return result
+        }
+        addMethod(
+            MethodDeclaration(name: name, inputs: inputs, outputs: outputs, annotations: annotations, invoke: invoke))
+    }
+
+    /// Declares a property whose value the library stores.
+    ///
+    /// Reading returns the stored value. Setting ``Property/value`` stores it
+    /// and, if it differs from the old value, announces it as `changes` says.
+    /// A client's `Set` (when `access` allows writing) calls `set` with the
+    /// requested value; what `set` returns is stored (for example a snapped
+    /// rate), and what it throws is the client's error. Without `set`, a client's
+    /// write is stored as it is.
+    public func property<T: DBusRepresentable>(
+        _ name: MemberName, _ initial: T, access: PropertyAccess = .read,
+        changes: PropertyChangePolicy = .emitsValue, annotations: [Annotation] = [],
+        set: (@Sendable (T) async throws -> T)? = nil
+    ) -> Property<T> {
+        state.withLock { $0.values[name.rawValue] = initial.dbusValue }
+        var setter: (@Sendable (DBusValue) async throws -> DBusValue?)?
+        if let set {
+            setter = { value in try await set(T(dbusValue: value)).dbusValue }
+        }
+        addProperty(
+            PropertyDeclaration(
+                name: name, type: T.dbusType, access: access, changes: changes, annotations: annotations,
+                get: nil, set: setter))
+        return Property(interface: self, name: name)
+    }
+
+    /// Declares a property computed on every read, such as a playback position.
+    ///
+    /// `get` runs on the connection's queue for every `Get` and `GetAll`: it
+    /// must be quick and must not block. Because the library cannot see such a
+    /// value change, it is announced only when ``Property/changed()`` is called.
+    /// `set` receives a client's write; the next read calls `get` again.
+    public func computedProperty<T: DBusRepresentable>(
+        _ name: MemberName, as type: T.Type = T.self, access: PropertyAccess = .read,
+        changes: PropertyChangePolicy = .none, annotations: [Annotation] = [],
+        get: @escaping @Sendable () -> T, set: (@Sendable (T) async throws -> Void)? = nil
+    ) -> Property<T> {
+        var setter: (@Sendable (DBusValue) async throws -> DBusValue?)?
+        if let set {
+            setter = { value in
+                try await set(T(dbusValue: value))
+                return nil
+            }
+        }
+        let getter: @Sendable () -> DBusValue = { get().dbusValue }
+        addProperty(
+            PropertyDeclaration(
+                name: name, type: T.dbusType, access: access, changes: changes, annotations: annotations,
+                get: getter, set: setter))
+        return Property(interface: self, name: name)
+    }
+
+    /// Declares a signal with typed arguments.
+    public func signal<each A: DBusRepresentable>(
+        _ name: MemberName, arguments: [String] = [], of types: repeat (each A).Type,
+        annotations: [Annotation] = []
+    ) -> SignalEmitter<repeat each A> {
+        let argumentTypes = dbusTypes(repeat each types)
+        precondition(arguments.isEmpty || arguments.count == argumentTypes.count, "\(name): one name per argument")
+        state.withLock {
+            $0.signals.append(
+                SignalDeclaration(
+                    name: name, arguments: Self.arguments(argumentTypes, arguments), annotations: annotations))
+        }
+        return SignalEmitter(interface: self, name: name)
+    }
+
+    private static func arguments(_ types: [DBusType], _ names: [String]) -> [Argument] {
+        types.enumerated().map { index, type in Argument(names.isEmpty ? nil : names[index], type) }
+    }
+
+    private func addMethod(_ method: MethodDeclaration) {
+        state.withLock {
+            if $0.methods.updateValue(method, forKey: method.name.rawValue) == nil {
+                $0.methodOrder.append(method.name.rawValue)
+            }
+        }
+    }
+
+    private func addProperty(_ property: PropertyDeclaration) {
+        state.withLock {
+            if $0.properties.updateValue(property, forKey: property.name.rawValue) == nil {
+                $0.propertyOrder.append(property.name.rawValue)
+            }
+        }
+    }
+
+    // MARK: Changing properties
+
+    /// Makes every property change inside `body` go out as one `PropertiesChanged`
+    /// signal carrying only what changed. Batches nest; the signal goes out when
+    /// the outermost one ends.
+    public func batch<T>(_ body: () throws -> T) rethrows -> T {
+        state.withLock { $0.batchDepth += 1 }
+        defer {
+            let ready = state.withLock { state -> Bool in
+                state.batchDepth -= 1
+                return state.batchDepth == 0
+            }
+            if ready { flushChanges() }
+        }
+        return try body()
+    }
+
+    func store(_ name: MemberName, _ value: DBusValue) {
+        let flushNow = state.withLock { state -> Bool in
+            guard state.values[name.rawValue] != value, let declaration = state.properties[name.rawValue] else {
+                return false
+            }
+            state.values[name.rawValue] = value
+            state.noteChange(of: declaration)
+            return state.batchDepth == 0
+        }
+        if flushNow { flushChanges() }
+    }
+
+    func update<T: DBusRepresentable>(_ name: MemberName, as type: T.Type, _ body: (inout T) throws -> Void) rethrows {
+        let flushNow = try state.withLock { state -> Bool in
+            guard let old = state.values[name.rawValue], let declaration = state.properties[name.rawValue] else {
+                return false
+            }
+            var value = try! T(dbusValue: old)  // stored values were encoded from T
+            try body(&value)
+            let new = value.dbusValue
+            guard new != old else { return false }
+            state.values[name.rawValue] = new
+            state.noteChange(of: declaration)
+            return state.batchDepth == 0
+        }
+        if flushNow { flushChanges() }
+    }
+
+    /// Announces a change of a computed property (or re-announces a stored one).
+    func noteChanged(_ name: MemberName) {
+        let flushNow = state.withLock { state -> Bool in
+            guard let declaration = state.properties[name.rawValue] else { return false }
+            state.noteChange(of: declaration)
+            return state.batchDepth == 0
+        }
+        if flushNow { flushChanges() }
+    }
+
+    /// Sends the pending `PropertiesChanged`, if any, on every connection the interface is exported on.
+    private func flushChanges() {
+        let (changed, invalidated, attachments) = state.withLock { state in
+            let changed = state.changed
+            let invalidated = state.invalidated
+            state.changed = []
+            state.invalidated = []
+            return (changed, invalidated, state.attachments)
+        }
+        guard !changed.isEmpty || !invalidated.isEmpty, !attachments.isEmpty else { return }
+        let entries = changed.compactMap { name -> DBusValue.DictionaryEntry? in
+            guard let value = currentValue(MemberName(trusted: name)) else { return nil }
+            return .init(.string(name), .variant(Variant(value)))
+        }
+        let body: [DBusValue] = [
+            .string(self.name.rawValue),
+            .dictionary(key: .string, value: .variant, entries),
+            .array(.string, invalidated.map(DBusValue.string)),
+        ]
+        for attachment in attachments {
+            attachment.core?.send(
+                .signal(
+                    path: attachment.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                    body: body))
+        }
+    }
+
+    func emit(_ signal: MemberName, _ body: [DBusValue]) {
+        // Property changes made before the signal go out before it, even inside a batch.
+        flushChanges()
+        for attachment in state.withLock({ $0.attachments }) {
+            attachment.core?.send(.signal(path: attachment.path, interface: name, member: signal, body: body))
+        }
+    }
+
+    // MARK: Serving
+
+    /// The value of a property: the stored value, or the getter's.
+    func currentValue(_ name: MemberName) -> DBusValue? {
+        let (stored, getter) = state.withLock { ($0.values[name.rawValue], $0.properties[name.rawValue]?.get) }
+        return getter?() ?? stored
+    }
+
+    var declaration: InterfaceDeclaration {
+        state.withLock { state in
+            InterfaceDeclaration(
+                name: name,
+                methods: state.methodOrder.compactMap { state.methods[$0] },
+                properties: state.propertyOrder.compactMap { state.properties[$0] },
+                signals: state.signals,
+                annotations: state.annotations)
+        }
+    }
+
+    func method(named name: String) -> MethodDeclaration? { state.withLock { $0.methods[name] } }
+    func property(named name: String) -> PropertyDeclaration? { state.withLock { $0.properties[name] } }
+
+    /// Every readable property with its current value, in declaration order.
+    func readableValues() -> [DBusValue.DictionaryEntry] {
+        let (order, properties, values) = state.withLock { ($0.propertyOrder, $0.properties, $0.values) }
+        return order.compactMap { name in
+            guard let property = properties[name], property.access != .write,
+                let value = property.get?() ?? values[name]
+            else { return nil }
+            return .init(.string(name), .variant(Variant(value)))
+        }
+    }
+
+    func attach(to core: ConnectionCore, at path: ObjectPath) {
+        state.withLock { $0.attachments.append(Attachment(core: core, path: path)) }
+    }
+
+    func detach(from core: ConnectionCore, at path: ObjectPath) {
+        state.withLock { $0.attachments.removeAll { $0.core === core && $0.path == path || $0.core == nil } }
+    }
+}
+
+extension Interface.State {
+    mutating func noteChange(of property: PropertyDeclaration) {
+        let name = property.name.rawValue
+        switch property.changes {
+        case .emitsValue: if !changed.contains(name) { changed.append(name) }
+        case .invalidates: if !invalidated.contains(name) { invalidated.append(name) }
+        case .const, .none: break
+        }
+    }
+}
+
+/// A handle on a property declared with ``Interface/property(_:_:access:changes:annotations:set:)``
+/// or ``Interface/computedProperty(_:as:access:changes:annotations:get:set:)``.
+public struct Property<Value: DBusRepresentable>: Sendable {
+    let interface: Interface
+    /// The property's name.
+    public let name: MemberName
+
+    /// The current value. Setting it stores the value and, if it changed,
+    /// announces it (or batches the announcement inside ``Interface/batch(_:)``).
+    public var value: Value {
+        get { try! Value(dbusValue: interface.currentValue(name)!) }  // declared with type Value
+        nonmutating set { interface.store(name, newValue.dbusValue) }
+    }
+
+    /// Changes the value in place, atomically with respect to other writers.
+    public func update(_ body: (inout Value) throws -> Void) rethrows {
+        try interface.update(name, as: Value.self, body)
+    }
+
+    /// Announces the property as changed: for a computed property, the getter is
+    /// read and its value sent (or the name invalidated, per the change policy).
+    public func changed() { interface.noteChanged(name) }
+}
+
+/// A handle on a signal declared with ``Interface/signal(_:arguments:of:annotations:)``.
+public struct SignalEmitter<each A: DBusRepresentable>: Sendable {
+    let interface: Interface
+    /// The signal's name.
+    public let name: MemberName
+
+    /// Emits the signal from every path the interface is exported at.
+    public func emit(_ arguments: repeat each A) {
+        interface.emit(name, dbusValues(repeat each arguments))
+    }
+}
+
+/// Who may read and write a property.
+public enum PropertyAccess: String, Sendable {
+    case read
+    case write
+    case readWrite = "readwrite"
+}
+
+/// How a property's changes are announced: the `org.freedesktop.DBus.Property.EmitsChangedSignal` annotation.
+public enum PropertyChangePolicy: String, Sendable {
+    /// `PropertiesChanged` carries the new value (`true`, the default).
+    case emitsValue = "true"
+    /// `PropertiesChanged` names the property without its value; clients read it again.
+    case invalidates
+    /// The value never changes while the object exists.
+    case const
+    /// Changes are not announced (for example a position that moves continuously).
+    case none = "false"
+}
+
+/// A name/value annotation in introspection data, such as `org.freedesktop.DBus.Deprecated` = `true`.
+public struct Annotation: Sendable, Hashable {
+    public let name: String
+    public let value: String
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A method or signal argument: an optional name and a type.
+public struct Argument: Sendable, Hashable {
+    public let name: String?
+    public let type: DBusType
+    public init(_ name: String?, _ type: DBusType) {
+        self.name = name
+        self.type = type
+    }
+}
+
+struct MethodDeclaration: Sendable {
+    let name: MemberName
+    let inputs: [Argument]
+    let outputs: [Argument]
+    let annotations: [Annotation]
+    let invoke: @Sendable ([DBusValue]) async throws -> [DBusValue]
+    var inputSignature: Signature { Signature(unchecked: inputs.map(\.type)) }
+}
+
+struct PropertyDeclaration: Sendable {
+    let name: MemberName
+    let type: DBusType
+    let access: PropertyAccess
+    let changes: PropertyChangePolicy
+    let annotations: [Annotation]
+    let get: (@Sendable () -> DBusValue)?
+    /// Returns the value to store, or nil for computed properties.
+    let set: (@Sendable (DBusValue) async throws -> DBusValue?)?
+}
+
+struct SignalDeclaration: Sendable {
+    let name: MemberName
+    let arguments: [Argument]
+    let annotations: [Annotation]
+}
+
+struct InterfaceDeclaration: Sendable {
+    let name: InterfaceName
+    let methods: [MethodDeclaration]
+    let properties: [PropertyDeclaration]
+    let signals: [SignalDeclaration]
+    let annotations: [Annotation]
+}

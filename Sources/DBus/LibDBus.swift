@@ -1,0 +1,542 @@
+// The only file that talks to libdbus. Everything above it works with
+// `Message`, `DBusValue` and Swift closures; no `OpaquePointer` or `Unmanaged`
+// leaves this file.
+//
+// Threading model: a `RawConnection` is confined to one serial DispatchQueue.
+// libdbus's watches and timeouts are mapped onto Dispatch sources targeting
+// that queue, so the connection is driven by the kernel's readiness events
+// with no polling thread and no periodic wake-up (PLATFORM.md measured why).
+
+import CDBus
+import Dispatch
+
+/// Where to connect.
+public enum BusAddress: Sendable, Equatable {
+    /// The session bus named by `DBUS_SESSION_BUS_ADDRESS`.
+    case session
+    /// The system bus.
+    case system
+    /// A bus at an explicit address such as `unix:path=/run/dbus/system_bus_socket`.
+    case address(String)
+}
+
+private let threadsInitialized: Bool = dbus_threads_init_default() != 0
+
+/// A libdbus connection confined to `queue`.
+final class RawConnection: @unchecked Sendable {  // every member is used on `queue` only (checked by dispatchPrecondition)
+    let queue: DispatchQueue
+    private let connection: OpaquePointer
+    private var closed = false
+    /// Receives every incoming message, decoded, on `queue`.
+    private let onMessage: (Message) -> Void
+    private var filterData: UnsafeMutableRawPointer?
+
+    /// The unique name the bus gave this connection, such as `:1.42`.
+    let uniqueName: String
+
+    /// Connects and registers with the bus. Blocks for one round trip (the
+    /// `Hello` call); call it on `queue`, then `start()`.
+    init(address: BusAddress, queue: DispatchQueue, onMessage: @escaping (Message) -> Void) throws {
+        dispatchPrecondition(condition: .onQueue(queue))
+        precondition(threadsInitialized, "libdbus could not initialise its thread support")
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        var opened: OpaquePointer?
+        switch address {
+        case .session:
+            opened = dbus_bus_get_private(DBUS_BUS_SESSION, &error)
+        case .system:
+            opened = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error)
+        case .address(let text):
+            opened = dbus_connection_open_private(text, &error)
+            if let candidate = opened, dbus_bus_register(candidate, &error) == 0 {
+                dbus_connection_close(candidate)
+                dbus_connection_unref(candidate)
+                opened = nil
+            }
+        }
+        guard let opened else {
+            throw RawConnection.error(from: &error, fallback: "Could not connect to the bus at \(address)")
+        }
+        // A lost bus must be reported to the caller, never end the process.
+        dbus_connection_set_exit_on_disconnect(opened, 0)
+        connection = opened
+        uniqueName = dbus_bus_get_unique_name(opened).map { String(cString: $0) } ?? ""
+        self.queue = queue
+        self.onMessage = onMessage
+    }
+
+    private static func error(from error: inout CDBus.DBusError, fallback: String) -> DBusError {
+        guard dbus_error_is_set(&error) != 0 else { return DBusError(.failed, fallback) }
+        let name = error.name.map { ErrorName(rawValue: String(cString: $0)) ?? .failed } ?? .failed
+        let message = error.message.map { String(cString: $0) } ?? fallback
+        return DBusError(name, message)
+    }
+
+    /// Installs the message filter and the main-loop integration. On `queue`.
+    func start() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let retained = Unmanaged.passRetained(self).toOpaque()
+        filterData = retained
+        dbus_connection_add_filter(connection, filterCallback, retained, releaseConnectionCallback)
+        dbus_connection_set_watch_functions(
+            connection, addWatchCallback, removeWatchCallback, toggleWatchCallback,
+            Unmanaged.passRetained(self).toOpaque(), releaseConnectionCallback)
+        dbus_connection_set_timeout_functions(
+            connection, addTimeoutCallback, removeTimeoutCallback, toggleTimeoutCallback,
+            Unmanaged.passRetained(self).toOpaque(), releaseConnectionCallback)
+        dbus_connection_set_dispatch_status_function(
+            connection, dispatchStatusCallback, Unmanaged.passRetained(self).toOpaque(), releaseConnectionCallback)
+        dbus_connection_set_wakeup_main_function(
+            connection, wakeUpCallback, Unmanaged.passRetained(self).toOpaque(), releaseConnectionCallback)
+        drain()
+    }
+
+    /// Delivers every message libdbus has queued.
+    func drain() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed else { return }
+        while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
+    }
+
+    /// Queues `message` for sending and returns the serial it was given. On `queue`.
+    @discardableResult
+    func send(_ message: Message) throws -> UInt32 {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed, dbus_connection_get_is_connected(connection) != 0 else { throw DBusError.disconnected() }
+        let raw = try RawConnection.build(message)
+        defer { dbus_message_unref(raw) }
+        var serial: dbus_uint32_t = 0
+        guard dbus_connection_send(connection, raw, &serial) != 0 else {
+            throw DBusError(.failed, "libdbus ran out of memory queueing a message")
+        }
+        return serial
+    }
+
+    /// Removes every callback, closes and releases the connection. On `queue`; idempotent.
+    func close() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed else { return }
+        closed = true
+        // Callbacks first: libdbus holds retained references to `self` in them,
+        // and a callback must never run against a connection being torn down.
+        if let filterData { dbus_connection_remove_filter(connection, filterCallback, filterData) }
+        filterData = nil
+        dbus_connection_set_watch_functions(connection, nil, nil, nil, nil, nil)
+        dbus_connection_set_timeout_functions(connection, nil, nil, nil, nil, nil)
+        dbus_connection_set_dispatch_status_function(connection, nil, nil, nil)
+        dbus_connection_set_wakeup_main_function(connection, nil, nil, nil)
+        dbus_connection_close(connection)
+        dbus_connection_unref(connection)
+    }
+
+    // MARK: Incoming messages
+
+    fileprivate func receive(_ raw: OpaquePointer) {
+        onMessage(RawConnection.decode(raw))
+    }
+
+    fileprivate func wakeUp() {
+        queue.async { [self] in drain() }
+    }
+
+    // MARK: Watches: file descriptors as Dispatch sources
+
+    fileprivate final class WatchSources {
+        var sources: [any DispatchSourceProtocol] = []
+        var running = false
+    }
+
+    fileprivate func addWatch(_ watch: OpaquePointer) -> Bool {
+        let fd = dbus_watch_get_unix_fd(watch)
+        guard fd >= 0 else { return false }
+        let flags = dbus_watch_get_flags(watch)
+        let box = WatchSources()
+        if flags & DBUS_WATCH_READABLE.rawValue != 0 {
+            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [unowned self] in
+                _ = dbus_watch_handle(watch, DBUS_WATCH_READABLE.rawValue)
+                drain()
+            }
+            box.sources.append(source)
+        }
+        if flags & DBUS_WATCH_WRITABLE.rawValue != 0 {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [unowned self] in
+                _ = dbus_watch_handle(watch, DBUS_WATCH_WRITABLE.rawValue)
+                drain()
+            }
+            box.sources.append(source)
+        }
+        dbus_watch_set_data(watch, Unmanaged.passRetained(box).toOpaque(), releaseWatchSources)
+        setRunning(box, dbus_watch_get_enabled(watch) != 0)
+        return true
+    }
+
+    fileprivate func toggleWatch(_ watch: OpaquePointer) {
+        guard let data = dbus_watch_get_data(watch) else { return }
+        setRunning(Unmanaged<WatchSources>.fromOpaque(data).takeUnretainedValue(), dbus_watch_get_enabled(watch) != 0)
+    }
+
+    fileprivate func removeWatch(_ watch: OpaquePointer) {
+        guard let data = dbus_watch_get_data(watch) else { return }
+        let box = Unmanaged<WatchSources>.fromOpaque(data).takeUnretainedValue()
+        for source in box.sources { source.cancel() }
+        // A suspended source must be resumed once to be released; it is cancelled, so it never fires.
+        if !box.running { for source in box.sources { source.resume() } }
+        box.running = true
+        box.sources = []
+    }
+
+    private func setRunning(_ box: WatchSources, _ running: Bool) {
+        guard box.running != running else { return }
+        box.running = running
+        for source in box.sources {
+            if running { source.resume() } else { source.suspend() }
+        }
+    }
+
+    // MARK: Timeouts as Dispatch timers (one-shot intervals libdbus asks for; none while idle)
+
+    fileprivate func addTimeout(_ timeout: OpaquePointer) -> Bool {
+        let box = WatchSources()
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [unowned self] in
+            _ = dbus_timeout_handle(timeout)
+            drain()
+        }
+        box.sources = [timer]
+        dbus_timeout_set_data(timeout, Unmanaged.passRetained(box).toOpaque(), releaseWatchSources)
+        toggleTimeout(timeout)
+        return true
+    }
+
+    fileprivate func toggleTimeout(_ timeout: OpaquePointer) {
+        guard let data = dbus_timeout_get_data(timeout) else { return }
+        let box = Unmanaged<WatchSources>.fromOpaque(data).takeUnretainedValue()
+        let enabled = dbus_timeout_get_enabled(timeout) != 0
+        if enabled, let timer = box.sources.first as? any DispatchSourceTimer {
+            let interval = DispatchTimeInterval.milliseconds(Int(dbus_timeout_get_interval(timeout)))
+            timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(1))
+        }
+        setRunning(box, enabled)
+    }
+
+    fileprivate func removeTimeout(_ timeout: OpaquePointer) {
+        guard let data = dbus_timeout_get_data(timeout) else { return }
+        let box = Unmanaged<WatchSources>.fromOpaque(data).takeUnretainedValue()
+        for source in box.sources { source.cancel() }
+        if !box.running { for source in box.sources { source.resume() } }
+        box.running = true
+        box.sources = []
+    }
+
+    // MARK: Building messages
+
+    private static func build(_ message: Message) throws -> OpaquePointer {
+        for value in message.body { try value.validate() }
+        let raw: OpaquePointer?
+        switch message.kind {
+        case .methodCall:
+            guard let path = message.path, let member = message.member else {
+                throw DBusError.invalidArgs("A method call needs a path and a member")
+            }
+            raw = dbus_message_new_method_call(
+                message.destination, path.rawValue, message.interface?.rawValue, member.rawValue)
+            if let raw, !message.expectsReply { dbus_message_set_no_reply(raw, 1) }
+        case .signal:
+            guard let path = message.path, let interface = message.interface, let member = message.member else {
+                throw DBusError.invalidArgs("A signal needs a path, an interface and a member")
+            }
+            raw = dbus_message_new_signal(path.rawValue, interface.rawValue, member.rawValue)
+        case .methodReturn:
+            raw = dbus_message_new(DBUS_MESSAGE_TYPE_METHOD_RETURN)
+        case .error:
+            raw = dbus_message_new(DBUS_MESSAGE_TYPE_ERROR)
+            if let raw { dbus_message_set_error_name(raw, (message.errorName ?? .failed).rawValue) }
+        }
+        guard let raw else { throw DBusError(.failed, "libdbus ran out of memory building a message") }
+        if let replySerial = message.replySerial { dbus_message_set_reply_serial(raw, replySerial) }
+        if let destination = message.destination, message.kind != .methodCall {
+            dbus_message_set_destination(raw, destination)
+        }
+        var iterator = DBusMessageIter()
+        dbus_message_iter_init_append(raw, &iterator)
+        for value in message.body {
+            guard append(value, to: &iterator) else {
+                dbus_message_unref(raw)
+                throw DBusError(.failed, "libdbus refused a value of type '\(value.type)'")
+            }
+        }
+        return raw
+    }
+
+    private static func append(_ value: DBusValue, to iterator: inout DBusMessageIter) -> Bool {
+        switch value {
+        case .byte(let v): return appendBasic(v, "y", &iterator)
+        case .boolean(let v): return appendBasic(dbus_bool_t(v ? 1 : 0), "b", &iterator)
+        case .int16(let v): return appendBasic(v, "n", &iterator)
+        case .uint16(let v): return appendBasic(v, "q", &iterator)
+        case .int32(let v): return appendBasic(v, "i", &iterator)
+        case .uint32(let v): return appendBasic(v, "u", &iterator)
+        case .int64(let v): return appendBasic(v, "x", &iterator)
+        case .uint64(let v): return appendBasic(v, "t", &iterator)
+        case .double(let v): return appendBasic(v, "d", &iterator)
+        case .string(let v): return appendString(v, "s", &iterator)
+        case .objectPath(let v): return appendString(v.rawValue, "o", &iterator)
+        case .signature(let v): return appendString(v.rawValue, "g", &iterator)
+        case .array(let element, let items):
+            if element == .byte {
+                let bytes: [UInt8] = items.map { item -> UInt8 in
+                    if case .byte(let byte) = item { return byte }
+                    return 0
+                }
+                return withContainer("a", "y", &iterator) { inner in
+                    bytes.withUnsafeBufferPointer { buffer in
+                        var base = buffer.baseAddress
+                        return dbus_message_iter_append_fixed_array(
+                            &inner, Int32(UInt8(ascii: "y")), &base, Int32(buffer.count)) != 0
+                    }
+                }
+            }
+            return withContainer("a", element.description, &iterator) { inner in
+                items.allSatisfy { append($0, to: &inner) }
+            }
+        case .dictionary(let key, let valueType, let entries):
+            let entrySignature = "{\(key)\(valueType)}"
+            return withContainer("a", entrySignature, &iterator) { inner in
+                entries.allSatisfy { entry in
+                    withContainer("e", nil, &inner) { pair in
+                        append(entry.key, to: &pair) && append(entry.value, to: &pair)
+                    }
+                }
+            }
+        case .structure(let fields):
+            return withContainer("r", nil, &iterator) { inner in fields.allSatisfy { append($0, to: &inner) } }
+        case .variant(let variant):
+            return withContainer("v", variant.value.type.description, &iterator) { inner in
+                append(variant.value, to: &inner)
+            }
+        }
+    }
+
+    private static func appendBasic<T>(_ value: T, _ code: Unicode.Scalar, _ iterator: inout DBusMessageIter) -> Bool {
+        withUnsafePointer(to: value) { dbus_message_iter_append_basic(&iterator, Int32(code.value), $0) != 0 }
+    }
+
+    private static func appendString(_ value: String, _ code: Unicode.Scalar, _ iterator: inout DBusMessageIter) -> Bool {
+        value.withCString { text in
+            withUnsafePointer(to: text) { dbus_message_iter_append_basic(&iterator, Int32(code.value), $0) != 0 }
+        }
+    }
+
+    private static func withContainer(
+        _ code: Unicode.Scalar, _ signature: String?, _ iterator: inout DBusMessageIter,
+        _ body: (inout DBusMessageIter) -> Bool
+    ) -> Bool {
+        var inner = DBusMessageIter()
+        guard dbus_message_iter_open_container(&iterator, Int32(code.value), signature, &inner) != 0 else {
+            return false
+        }
+        guard body(&inner) else {
+            dbus_message_iter_abandon_container(&iterator, &inner)
+            return false
+        }
+        return dbus_message_iter_close_container(&iterator, &inner) != 0
+    }
+
+    // MARK: Reading messages
+
+    private static func decode(_ raw: OpaquePointer) -> Message {
+        let kind: Message.Kind
+        switch dbus_message_get_type(raw) {
+        case DBUS_MESSAGE_TYPE_METHOD_CALL: kind = .methodCall
+        case DBUS_MESSAGE_TYPE_METHOD_RETURN: kind = .methodReturn
+        case DBUS_MESSAGE_TYPE_ERROR: kind = .error
+        default: kind = .signal
+        }
+        let replySerial = dbus_message_get_reply_serial(raw)
+        var message = Message(
+            kind: kind,
+            serial: dbus_message_get_serial(raw),
+            replySerial: replySerial == 0 ? nil : replySerial,
+            path: dbus_message_get_path(raw).map { ObjectPath(trusted: String(cString: $0)) },
+            interface: dbus_message_get_interface(raw).map { InterfaceName(trusted: String(cString: $0)) },
+            member: dbus_message_get_member(raw).map { MemberName(trusted: String(cString: $0)) },
+            errorName: dbus_message_get_error_name(raw).map { ErrorName(trusted: String(cString: $0)) },
+            sender: dbus_message_get_sender(raw).map { String(cString: $0) },
+            destination: dbus_message_get_destination(raw).map { String(cString: $0) },
+            expectsReply: kind == .methodCall && dbus_message_get_no_reply(raw) == 0,
+            body: [])
+        do {
+            let signature = try Signature(String(cString: dbus_message_get_signature(raw)))
+            try signature.checkNotFD()
+            var iterator = DBusMessageIter()
+            if dbus_message_iter_init(raw, &iterator) != 0 {
+                var body: [DBusValue] = []
+                body.reserveCapacity(signature.types.count)
+                for type in signature.types {
+                    body.append(read(type, &iterator))
+                    _ = dbus_message_iter_next(&iterator)
+                }
+                message.body = body
+            }
+        } catch {
+            message.bodyError = DBusError.from(error)
+        }
+        return message
+    }
+
+    /// Reads the value at `iterator`, whose type libdbus has already validated as `type`.
+    private static func read(_ type: DBusType, _ iterator: inout DBusMessageIter) -> DBusValue {
+        switch type {
+        case .byte: return .byte(readBasic(&iterator, UInt8(0)))
+        case .boolean: return .boolean(readBasic(&iterator, dbus_bool_t(0)) != 0)
+        case .int16: return .int16(readBasic(&iterator, Int16(0)))
+        case .uint16: return .uint16(readBasic(&iterator, UInt16(0)))
+        case .int32: return .int32(readBasic(&iterator, Int32(0)))
+        case .uint32: return .uint32(readBasic(&iterator, UInt32(0)))
+        case .int64: return .int64(readBasic(&iterator, Int64(0)))
+        case .uint64: return .uint64(readBasic(&iterator, UInt64(0)))
+        case .double: return .double(readBasic(&iterator, Double(0)))
+        case .string: return .string(readString(&iterator))
+        case .objectPath: return .objectPath(ObjectPath(trusted: readString(&iterator)))
+        case .signature: return .signature(Signature(unchecked: (try? Signature(readString(&iterator)))?.types ?? []))
+        case .unixFD: return .uint32(0)  // unreachable: messages with 'h' are refused before reading
+        case .array(let element):
+            var inner = DBusMessageIter()
+            dbus_message_iter_recurse(&iterator, &inner)
+            if element == .byte {
+                var base: UnsafeRawPointer?
+                var count: Int32 = 0
+                withUnsafeMutablePointer(to: &base) { dbus_message_iter_get_fixed_array(&inner, $0, &count) }
+                let bytes = UnsafeBufferPointer(start: base?.assumingMemoryBound(to: UInt8.self), count: Int(count))
+                return .array(.byte, bytes.map(DBusValue.byte))
+            }
+            var items: [DBusValue] = []
+            while dbus_message_iter_get_arg_type(&inner) != 0 {
+                items.append(read(element, &inner))
+                _ = dbus_message_iter_next(&inner)
+            }
+            return .array(element, items)
+        case .dictionary(let keyType, let valueType):
+            var inner = DBusMessageIter()
+            dbus_message_iter_recurse(&iterator, &inner)
+            var entries: [DBusValue.DictionaryEntry] = []
+            while dbus_message_iter_get_arg_type(&inner) != 0 {
+                var pair = DBusMessageIter()
+                dbus_message_iter_recurse(&inner, &pair)
+                let key = read(keyType, &pair)
+                _ = dbus_message_iter_next(&pair)
+                entries.append(.init(key, read(valueType, &pair)))
+                _ = dbus_message_iter_next(&inner)
+            }
+            return .dictionary(key: keyType, value: valueType, entries)
+        case .structure(let fields):
+            var inner = DBusMessageIter()
+            dbus_message_iter_recurse(&iterator, &inner)
+            var values: [DBusValue] = []
+            values.reserveCapacity(fields.count)
+            for field in fields {
+                values.append(read(field, &inner))
+                _ = dbus_message_iter_next(&inner)
+            }
+            return .structure(values)
+        case .variant:
+            var inner = DBusMessageIter()
+            dbus_message_iter_recurse(&iterator, &inner)
+            let text = dbus_message_iter_get_signature(&inner)
+            defer { dbus_free(text) }
+            let innerType = text.flatMap { variantType(String(cString: $0)) } ?? .byte
+            return .variant(Variant(read(innerType, &inner)))
+        }
+    }
+
+    /// The type inside a variant; single-letter signatures skip the parser.
+    private static func variantType(_ signature: String) -> DBusType? {
+        switch signature {
+        case "s": .string
+        case "b": .boolean
+        case "i": .int32
+        case "u": .uint32
+        case "x": .int64
+        case "t": .uint64
+        case "d": .double
+        case "o": .objectPath
+        case "y": .byte
+        default: (try? Signature(signature))?.types.first
+        }
+    }
+
+    private static func readBasic<T>(_ iterator: inout DBusMessageIter, _ initial: T) -> T {
+        var value = initial
+        withUnsafeMutablePointer(to: &value) { dbus_message_iter_get_basic(&iterator, $0) }
+        return value
+    }
+
+    private static func readString(_ iterator: inout DBusMessageIter) -> String {
+        var text: UnsafePointer<CChar>?
+        withUnsafeMutablePointer(to: &text) { dbus_message_iter_get_basic(&iterator, $0) }
+        return text.map { String(cString: $0) } ?? ""
+    }
+}
+
+// MARK: C callbacks (no captures allowed; `data` carries the RawConnection)
+
+private func connection(_ data: UnsafeMutableRawPointer?) -> RawConnection {
+    Unmanaged<RawConnection>.fromOpaque(data!).takeUnretainedValue()
+}
+
+private func filterCallback(
+    _: OpaquePointer?, _ message: OpaquePointer?, _ data: UnsafeMutableRawPointer?
+) -> DBusHandlerResult {
+    guard let message else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+    connection(data).receive(message)
+    return DBUS_HANDLER_RESULT_HANDLED
+}
+
+private func releaseConnectionCallback(_ data: UnsafeMutableRawPointer?) {
+    guard let data else { return }
+    Unmanaged<RawConnection>.fromOpaque(data).release()
+}
+
+private func releaseWatchSources(_ data: UnsafeMutableRawPointer?) {
+    guard let data else { return }
+    Unmanaged<RawConnection.WatchSources>.fromOpaque(data).release()
+}
+
+private func addWatchCallback(_ watch: OpaquePointer?, _ data: UnsafeMutableRawPointer?) -> dbus_bool_t {
+    guard let watch else { return 0 }
+    return connection(data).addWatch(watch) ? 1 : 0
+}
+
+private func removeWatchCallback(_ watch: OpaquePointer?, _ data: UnsafeMutableRawPointer?) {
+    if let watch { connection(data).removeWatch(watch) }
+}
+
+private func toggleWatchCallback(_ watch: OpaquePointer?, _ data: UnsafeMutableRawPointer?) {
+    if let watch { connection(data).toggleWatch(watch) }
+}
+
+private func addTimeoutCallback(_ timeout: OpaquePointer?, _ data: UnsafeMutableRawPointer?) -> dbus_bool_t {
+    guard let timeout else { return 0 }
+    return connection(data).addTimeout(timeout) ? 1 : 0
+}
+
+private func removeTimeoutCallback(_ timeout: OpaquePointer?, _ data: UnsafeMutableRawPointer?) {
+    if let timeout { connection(data).removeTimeout(timeout) }
+}
+
+private func toggleTimeoutCallback(_ timeout: OpaquePointer?, _ data: UnsafeMutableRawPointer?) {
+    if let timeout { connection(data).toggleTimeout(timeout) }
+}
+
+private func dispatchStatusCallback(_: OpaquePointer?, _ status: DBusDispatchStatus, _ data: UnsafeMutableRawPointer?) {
+    // Called with libdbus's lock held: never re-enter libdbus here, only schedule.
+    if status == DBUS_DISPATCH_DATA_REMAINS { connection(data).wakeUp() }
+}
+
+private func wakeUpCallback(_ data: UnsafeMutableRawPointer?) {
+    connection(data).wakeUp()
+}

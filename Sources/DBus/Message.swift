@@ -1,0 +1,65 @@
+/// A D-Bus message, decoded: its header fields and its body as values.
+public struct Message: Sendable {
+    public enum Kind: Sendable, Equatable {
+        case methodCall, methodReturn, error, signal
+    }
+
+    public var kind: Kind
+    /// The serial the sender gave it; 0 before it is sent.
+    public var serial: UInt32
+    /// For a reply or an error: the serial of the call it answers.
+    public var replySerial: UInt32?
+    public var path: ObjectPath?
+    public var interface: InterfaceName?
+    public var member: MemberName?
+    public var errorName: ErrorName?
+    /// The sender's unique name, as the bus stamped it.
+    public var sender: String?
+    public var destination: String?
+    /// Whether the sender of a method call waits for a reply.
+    public var expectsReply: Bool
+    /// The body's values, in order.
+    public var body: [DBusValue]
+    /// Set when the body could not be read (for example, it carries unix fds).
+    var bodyError: DBusError? = nil
+
+    /// The body's type signature.
+    public var signature: Signature { Signature(unchecked: body.map(\.type)) }
+
+    /// Builds a method call.
+    public static func methodCall(
+        destination: BusName?, path: ObjectPath, interface: InterfaceName?, member: MemberName,
+        body: [DBusValue] = []
+    ) -> Message {
+        Message(
+            kind: .methodCall, serial: 0, replySerial: nil, path: path, interface: interface, member: member,
+            errorName: nil, sender: nil, destination: destination?.rawValue, expectsReply: true, body: body)
+    }
+
+    /// Builds a signal; `destination` nil broadcasts it.
+    public static func signal(
+        path: ObjectPath, interface: InterfaceName, member: MemberName, body: [DBusValue] = [],
+        destination: BusName? = nil
+    ) -> Message {
+        Message(
+            kind: .signal, serial: 0, replySerial: nil, path: path, interface: interface, member: member,
+            errorName: nil, sender: nil, destination: destination?.rawValue, expectsReply: false, body: body)
+    }
+
+    /// The body read as typed values; throws `InvalidArgs` if the types differ.
+    public func decode<each T: DBusRepresentable>(as types: repeat (each T).Type) throws -> (repeat each T) {
+        let expected = Signature(unchecked: dbusTypes(repeat each types))
+        guard expected == signature else {
+            throw DBusError.invalidArgs("Expected a body of signature '\(expected)', got '\(signature)'")
+        }
+        let reader = ArgumentReader(body)
+        return (repeat try reader.next((each T).self))
+    }
+
+    /// If this is an error reply, the error it carries.
+    var carriedError: DBusError? {
+        guard kind == .error else { return nil }
+        let text: String = if case .string(let text)? = body.first { text } else { "" }
+        return DBusError(errorName ?? .failed, text)
+    }
+}

@@ -1,0 +1,377 @@
+import Synchronization
+
+/// In what order an exported object's method calls run.
+public enum CallOrdering: Sendable {
+    /// One at a time, in the order they arrived; a call's handler starts when the previous one has replied.
+    case serial
+    /// Each call runs as soon as it arrives, alongside the others.
+    case concurrent
+}
+
+/// Who is calling, available to a method handler as ``MethodCallContext/current``.
+public struct MethodCallContext: Sendable {
+    /// The caller's unique bus name.
+    public let sender: String?
+    /// The object path that was called.
+    public let path: ObjectPath
+    public let interface: InterfaceName
+    public let member: MemberName
+
+    /// The context of the method call the current task is handling, or nil outside a handler.
+    @TaskLocal public static var current: MethodCallContext?
+}
+
+extension Connection {
+    /// Exports interfaces as one object at `path`.
+    ///
+    /// Export objects before requesting a bus name, so that no call can arrive
+    /// at a path that is not there yet.
+    /// - Throws: `ObjectPathInUse` if something is exported there already;
+    ///   `InvalidArgs` if two interfaces share a name or one claims a standard
+    ///   `org.freedesktop.DBus.*` interface.
+    public func export(_ interfaces: [Interface], at path: ObjectPath, ordering: CallOrdering = .serial) throws {
+        try ObjectServer.checkNames(interfaces.map(\.name))
+        try core.objects.add(path: path, interfaces: interfaces, ordering: ordering)
+        for interface in interfaces { interface.attach(to: core, at: path) }
+    }
+
+    /// Exports one interface as an object at `path`; see ``export(_:at:ordering:)-([Interface],_,_)``.
+    public func export(_ interface: Interface, at path: ObjectPath, ordering: CallOrdering = .serial) throws {
+        try export([interface], at: path, ordering: ordering)
+    }
+
+    /// Removes the object at `path`. Calls already running finish; new ones get `UnknownObject`.
+    public func unexport(at path: ObjectPath) {
+        for interface in core.objects.remove(path: path) { interface.detach(from: core, at: path) }
+    }
+
+    /// Serves every path at and below `root` from two functions, so a tree of
+    /// any size costs nothing until a node is called.
+    ///
+    /// - Parameters:
+    ///   - children: the names of the direct children of a path in the subtree,
+    ///     for introspection. Names that are not valid path elements are skipped.
+    ///   - object: the interfaces of the object at a path, or nil if there is no object there.
+    ///     Properties changes of these interfaces are not announced automatically
+    ///     (the objects are virtual); emit signals with ``Connection/emitSignal(path:interface:member:body:destination:)``.
+    ///
+    /// Both run on the connection's queue for every call into the subtree: they
+    /// must be quick and must not block. Objects exported with ``export(_:at:ordering:)-([Interface],_,_)``
+    /// inside the subtree take precedence.
+    public func exportSubtree(
+        at root: ObjectPath, ordering: CallOrdering = .concurrent,
+        children: @escaping @Sendable (ObjectPath) -> [String],
+        object: @escaping @Sendable (ObjectPath) -> [Interface]?
+    ) throws {
+        try core.objects.addSubtree(
+            SubtreeRegistration(root: root, children: children, object: object, jobs: JobRunner(ordering)))
+    }
+
+    /// Removes the subtree at `root`.
+    public func unexportSubtree(at root: ObjectPath) {
+        core.objects.removeSubtree(root: root)
+    }
+}
+
+struct SubtreeRegistration: Sendable {
+    let root: ObjectPath
+    let children: @Sendable (ObjectPath) -> [String]
+    let object: @Sendable (ObjectPath) -> [Interface]?
+    let jobs: JobRunner
+}
+
+/// Runs method handlers in a chosen order.
+final class JobRunner: Sendable {
+    typealias Job = @Sendable () async -> Void
+    private let serialQueue: AsyncStream<Job>.Continuation?
+
+    init(_ ordering: CallOrdering) {
+        switch ordering {
+        case .serial:
+            let (stream, continuation) = AsyncStream.makeStream(of: Job.self)
+            serialQueue = continuation
+            Task {
+                for await job in stream { await job() }
+            }
+        case .concurrent:
+            serialQueue = nil
+        }
+    }
+
+    func submit(_ job: @escaping Job) {
+        if let serialQueue { serialQueue.yield(job) } else { Task { await job() } }
+    }
+
+    /// Lets queued jobs finish, then ends the serial task.
+    func finish() { serialQueue?.finish() }
+}
+
+/// The objects a connection exports. Written from any thread, read on the connection's queue.
+final class ObjectRegistry: Sendable {
+    struct Object: Sendable {
+        let interfaces: [Interface]
+        let jobs: JobRunner
+    }
+
+    private struct State {
+        var objects: [ObjectPath: Object] = [:]
+        var subtrees: [ObjectPath: SubtreeRegistration] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    func add(path: ObjectPath, interfaces: [Interface], ordering: CallOrdering) throws {
+        try state.withLock { state in
+            guard state.objects[path] == nil else {
+                throw DBusError(.objectPathInUse, "An object is already exported at '\(path)'")
+            }
+            state.objects[path] = Object(interfaces: interfaces, jobs: JobRunner(ordering))
+        }
+    }
+
+    func remove(path: ObjectPath) -> [Interface] {
+        guard let object = state.withLock({ $0.objects.removeValue(forKey: path) }) else { return [] }
+        object.jobs.finish()
+        return object.interfaces
+    }
+
+    func addSubtree(_ subtree: SubtreeRegistration) throws {
+        try state.withLock { state in
+            guard state.subtrees[subtree.root] == nil else {
+                subtree.jobs.finish()
+                throw DBusError(.objectPathInUse, "A subtree is already exported at '\(subtree.root)'")
+            }
+            state.subtrees[subtree.root] = subtree
+        }
+    }
+
+    func removeSubtree(root: ObjectPath) {
+        state.withLock { $0.subtrees.removeValue(forKey: root) }?.jobs.finish()
+    }
+
+    func removeAll() {
+        let (objects, subtrees) = state.withLock { state in
+            defer { state = State() }
+            return (state.objects, state.subtrees)
+        }
+        for object in objects.values { object.jobs.finish() }
+        for subtree in subtrees.values { subtree.jobs.finish() }
+    }
+
+    /// The object at `path`: an exported one, or one a subtree provides.
+    func object(at path: ObjectPath) -> Object? {
+        let (exact, subtree) = state.withLock { state in
+            (state.objects[path], state.objects[path] == nil ? Self.subtree(containing: path, in: state) : nil)
+        }
+        if let exact { return exact }
+        guard let subtree, let interfaces = subtree.object(path) else { return nil }
+        return Object(interfaces: interfaces, jobs: subtree.jobs)
+    }
+
+    /// Names of the direct children of `path`, for introspection.
+    func children(of path: ObjectPath) -> [String] {
+        let (roots, subtree) = state.withLock { state in
+            (Array(state.objects.keys) + Array(state.subtrees.keys), Self.subtree(containing: path, in: state))
+        }
+        var names: [String] = []
+        var seen: Set<String> = []
+        if let subtree {
+            for name in subtree.children(path) where isPathElement(name) {
+                if seen.insert(name).inserted { names.append(name) }
+            }
+        }
+        let depth = path.elements.count
+        for root in roots.sorted() where root != path && root.isDescendant(of: path) {
+            let name = String(root.elements[depth])
+            if seen.insert(name).inserted { names.append(name) }
+        }
+        return names
+    }
+
+    private func isPathElement(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "_") }
+    }
+
+    private static func subtree(containing path: ObjectPath, in state: State) -> SubtreeRegistration? {
+        var candidate: ObjectPath? = path
+        while let current = candidate {
+            if let subtree = state.subtrees[current] { return subtree }
+            candidate = current.parent
+        }
+        return nil
+    }
+}
+
+/// Answers incoming method calls: the standard interfaces here, the rest by the exported handlers.
+enum ObjectServer {
+    static let introspectable: InterfaceName = "org.freedesktop.DBus.Introspectable"
+    static let properties: InterfaceName = "org.freedesktop.DBus.Properties"
+    static let peer: InterfaceName = "org.freedesktop.DBus.Peer"
+
+    static func checkNames(_ names: [InterfaceName]) throws {
+        var seen: Set<InterfaceName> = []
+        for name in names {
+            guard seen.insert(name).inserted else {
+                throw DBusError.invalidArgs("Interface '\(name)' appears twice in one object")
+            }
+            guard ![introspectable, properties, peer].contains(name) else {
+                throw DBusError.invalidArgs("'\(name)' is implemented by the library and cannot be exported")
+            }
+        }
+    }
+
+    /// Handles one method call, on the connection's queue.
+    static func handle(_ call: Message, core: ConnectionCore) {
+        let reply = Replier(call: call, core: core)
+        guard let path = call.path, let member = call.member else {
+            return reply.error(.invalidArgs("A method call needs a path and a member"))
+        }
+        if let bodyError = call.bodyError { return reply.error(bodyError) }
+        let object = core.objects.object(at: path)
+
+        if call.interface == introspectable || (call.interface == nil && member.rawValue == "Introspect") {
+            guard member.rawValue == "Introspect" else {
+                return reply.error(DBusError(.unknownMethod, "Interface '\(introspectable)' has no method '\(member)'"))
+            }
+            guard call.body.isEmpty else { return reply.error(signatureError(introspectable, member, "", call)) }
+            let children = core.objects.children(of: path)
+            guard object != nil || !children.isEmpty else {
+                return reply.error(DBusError(.unknownObject, "No object at path '\(path)'"))
+            }
+            let xml = IntrospectionXML.document(
+                interfaces: object?.interfaces.map(\.declaration) ?? [], children: children)
+            return reply.values([.string(xml)])
+        }
+
+        guard let object else { return reply.error(DBusError(.unknownObject, "No object at path '\(path)'")) }
+
+        if call.interface == properties {
+            return handleProperties(call, member: member, object: object, reply: reply)
+        }
+
+        let target: (Interface, MethodDeclaration)?
+        if let name = call.interface {
+            guard let interface = object.interfaces.first(where: { $0.name == name }) else {
+                return reply.error(DBusError(.unknownInterface, "Object '\(path)' has no interface '\(name)'"))
+            }
+            guard let method = interface.method(named: member.rawValue) else {
+                return reply.error(DBusError(.unknownMethod, "Interface '\(name)' has no method '\(member)'"))
+            }
+            target = (interface, method)
+        } else {
+            target = object.interfaces.lazy.compactMap { interface in
+                interface.method(named: member.rawValue).map { (interface, $0) }
+            }.first
+        }
+        guard let (interface, method) = target else {
+            return reply.error(DBusError(.unknownMethod, "Object '\(path)' has no method '\(member)'"))
+        }
+        guard call.signature == method.inputSignature else {
+            return reply.error(signatureError(interface.name, member, method.inputSignature.rawValue, call))
+        }
+        let context = MethodCallContext(sender: call.sender, path: path, interface: interface.name, member: member)
+        object.jobs.submit {
+            do {
+                let results = try await MethodCallContext.$current.withValue(context) {
+                    try await method.invoke(call.body)
+                }
+                reply.values(results)
+            } catch {
+                reply.error(DBusError.from(error))
+            }
+        }
+    }
+
+    private static func handleProperties(_ call: Message, member: MemberName, object: ObjectRegistry.Object, reply: Replier) {
+        let expected: String
+        switch member.rawValue {
+        case "Get": expected = "ss"
+        case "GetAll": expected = "s"
+        case "Set": expected = "ssv"
+        default: return reply.error(DBusError(.unknownMethod, "Interface '\(properties)' has no method '\(member)'"))
+        }
+        guard call.signature.rawValue == expected else {
+            return reply.error(signatureError(properties, member, expected, call))
+        }
+        guard case .string(let interfaceName) = call.body[0] else { return }
+        guard let interface = object.interfaces.first(where: { $0.name.rawValue == interfaceName }) else {
+            return reply.error(
+                DBusError(.unknownInterface, "Object '\(call.path!)' has no interface '\(interfaceName)'"))
+        }
+        if member.rawValue == "GetAll" {
+            return reply.values([.dictionary(key: .string, value: .variant, interface.readableValues())])
+        }
+        guard case .string(let propertyName) = call.body[1] else { return }
+        guard let property = interface.property(named: propertyName) else {
+            return reply.error(
+                DBusError(.unknownProperty, "Interface '\(interfaceName)' has no property '\(propertyName)'"))
+        }
+        if member.rawValue == "Get" {
+            guard property.access != .write, let value = interface.currentValue(property.name) else {
+                return reply.error(
+                    DBusError(.accessDenied, "Property '\(propertyName)' of '\(interfaceName)' is write-only"))
+            }
+            return reply.values([.variant(Variant(value))])
+        }
+        // Set
+        guard property.access != .read else {
+            return reply.error(
+                DBusError(.propertyReadOnly, "Property '\(propertyName)' of '\(interfaceName)' is read-only"))
+        }
+        guard case .variant(let variant) = call.body[2], variant.value.type == property.type else {
+            let given: String = if case .variant(let variant) = call.body[2] { "\(variant.value.type)" } else { "?" }
+            return reply.error(
+                .invalidArgs(
+                    "Property '\(propertyName)' of '\(interfaceName)' has type '\(property.type)', not '\(given)'"))
+        }
+        let context = MethodCallContext(
+            sender: call.sender, path: call.path!, interface: interface.name, member: property.name)
+        object.jobs.submit {
+            do {
+                if let set = property.set {
+                    let stored = try await MethodCallContext.$current.withValue(context) { try await set(variant.value) }
+                    if let stored { interface.store(property.name, stored) }
+                } else {
+                    interface.store(property.name, variant.value)
+                }
+                reply.values([])
+            } catch {
+                reply.error(DBusError.from(error))
+            }
+        }
+    }
+
+    private static func signatureError(_ interface: InterfaceName, _ member: MemberName, _ expected: String, _ call: Message)
+        -> DBusError
+    {
+        .invalidArgs(
+            "Method '\(member)' of '\(interface)' takes arguments of signature '\(expected)', got '\(call.signature)'")
+    }
+}
+
+/// Sends the one reply a method call gets, unless the caller asked for none.
+struct Replier: Sendable {
+    let call: Message
+    let core: ConnectionCore
+
+    func values(_ body: [DBusValue]) {
+        guard call.expectsReply else { return }
+        do {
+            for value in body { try value.validate() }
+        } catch {
+            return self.error(DBusError.from(error))
+        }
+        core.send(reply(.methodReturn, body: body, errorName: nil))
+    }
+
+    func error(_ error: DBusError) {
+        guard call.expectsReply else { return }
+        core.send(reply(.error, body: [.string(error.message.replacingAll("\0", with: ""))], errorName: error.name))
+    }
+
+    private func reply(_ kind: Message.Kind, body: [DBusValue], errorName: ErrorName?) -> Message {
+        Message(
+            kind: kind, serial: 0, replySerial: call.serial, path: nil, interface: nil, member: nil,
+            errorName: errorName, sender: nil, destination: call.sender, expectsReply: false, body: body)
+    }
+}
