@@ -19,7 +19,10 @@ let package = Package(
         // Private bus fixture and real-client runners shared by every test target.
         .target(name: "DBusTestSupport"),
         .testTarget(name: "DBusTestSupportTests", dependencies: ["DBusTestSupport"]),
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),
+        .testTarget(
+            name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"],
+            // Python clients and services run by the tests with /usr/bin/python3.
+            exclude: ["Python"]),
     ],
     swiftLanguageModes: [.v6]
 )

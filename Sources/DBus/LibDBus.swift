@@ -370,7 +370,7 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
             expectsReply: kind == .methodCall && dbus_message_get_no_reply(raw) == 0,
             body: [])
         do {
-            let signature = try Signature(String(cString: dbus_message_get_signature(raw)))
+            let signature = try Signature(validating: String(cString: dbus_message_get_signature(raw)))
             try signature.checkNotFD()
             var iterator = DBusMessageIter()
             if dbus_message_iter_init(raw, &iterator) != 0 {
@@ -402,7 +402,7 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         case .double: return .double(readBasic(&iterator, Double(0)))
         case .string: return .string(readString(&iterator))
         case .objectPath: return .objectPath(ObjectPath(trusted: readString(&iterator)))
-        case .signature: return .signature(Signature(unchecked: (try? Signature(readString(&iterator)))?.types ?? []))
+        case .signature: return .signature(Signature(unchecked: (try? Signature(validating: readString(&iterator)))?.types ?? []))
         case .unixFD: return .uint32(0)  // unreachable: messages with 'h' are refused before reading
         case .array(let element):
             var inner = DBusMessageIter()
@@ -465,7 +465,7 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         case "d": .double
         case "o": .objectPath
         case "y": .byte
-        default: (try? Signature(signature))?.types.first
+        default: (try? Signature(validating: signature))?.types.first
         }
     }
 

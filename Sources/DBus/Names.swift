@@ -1,8 +1,11 @@
 // Validated D-Bus names. Each type can only hold a value that the D-Bus
 // specification accepts, so code that has one never sends an invalid name.
-// A throwing initializer validates run-time strings with an error that says
-// what is wrong; a string literal that is invalid is a programmer error and
-// stops the program, as `URL(string:)!` would.
+// `init(validating:)` checks run-time strings and throws `InvalidArgs` saying
+// what is wrong. A string literal (`let path: ObjectPath = "/org/x"`, or
+// `ObjectPath("/org/x")`, which Swift also treats as a literal) is checked
+// when it is created, and an invalid one is a programmer error that stops the
+// program, as `URL(string:)!` would. So never write `try ObjectPath("…")` for
+// input: write `try ObjectPath(validating: input)`.
 
 /// An object path such as `/org/mpris/MediaPlayer2`.
 ///
@@ -14,7 +17,7 @@ public struct ObjectPath: RawRepresentable, Hashable, Comparable, Sendable, Cust
     public let rawValue: String
 
     /// Validates `string` as an object path; throws `InvalidArgs` saying why it is not one.
-    public init(_ string: String) throws {
+    public init(validating string: String) throws {
         if let problem = ObjectPath.problem(in: string) {
             throw DBusError.invalidArgs("Invalid object path '\(string)': \(problem)")
         }
@@ -27,7 +30,7 @@ public struct ObjectPath: RawRepresentable, Hashable, Comparable, Sendable, Cust
     }
 
     public init(stringLiteral value: String) {
-        do { try self.init(value) } catch { preconditionFailure("\(error)") }
+        do { try self.init(validating: value) } catch { preconditionFailure("\(error)") }
     }
 
     /// For strings libdbus has already validated.
@@ -140,15 +143,15 @@ public struct InterfaceName: RawRepresentable, Hashable, Sendable, CustomStringC
     ExpressibleByStringLiteral
 {
     public let rawValue: String
-    public init(_ string: String) throws {
+    public init(validating string: String) throws {
         if let problem = dottedNameProblem(string, allowHyphen: false, allowLeadingDigit: false) {
             throw DBusError.invalidArgs("Invalid interface name '\(string)': \(problem)")
         }
         rawValue = string
     }
-    public init?(rawValue: String) { try? self.init(rawValue) }
+    public init?(rawValue: String) { try? self.init(validating: rawValue) }
     public init(stringLiteral value: String) {
-        do { try self.init(value) } catch { preconditionFailure("\(error)") }
+        do { try self.init(validating: value) } catch { preconditionFailure("\(error)") }
     }
     init(trusted string: String) { rawValue = string }
     public var description: String { rawValue }
@@ -157,15 +160,15 @@ public struct InterfaceName: RawRepresentable, Hashable, Sendable, CustomStringC
 /// An error name such as `org.freedesktop.DBus.Error.InvalidArgs`; the same rules as an interface name.
 public struct ErrorName: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     public let rawValue: String
-    public init(_ string: String) throws {
+    public init(validating string: String) throws {
         if let problem = dottedNameProblem(string, allowHyphen: false, allowLeadingDigit: false) {
             throw DBusError.invalidArgs("Invalid error name '\(string)': \(problem)")
         }
         rawValue = string
     }
-    public init?(rawValue: String) { try? self.init(rawValue) }
+    public init?(rawValue: String) { try? self.init(validating: rawValue) }
     public init(stringLiteral value: String) {
-        do { try self.init(value) } catch { preconditionFailure("\(error)") }
+        do { try self.init(validating: value) } catch { preconditionFailure("\(error)") }
     }
     init(trusted string: String) { rawValue = string }
     public var description: String { rawValue }
@@ -176,15 +179,15 @@ public struct ErrorName: RawRepresentable, Hashable, Sendable, CustomStringConve
 /// Invariants: 1 to 255 bytes of `[A-Za-z0-9_]`, not starting with a digit.
 public struct MemberName: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     public let rawValue: String
-    public init(_ string: String) throws {
+    public init(validating string: String) throws {
         if let problem = MemberName.problem(in: string) {
             throw DBusError.invalidArgs("Invalid member name '\(string)': \(problem)")
         }
         rawValue = string
     }
-    public init?(rawValue: String) { try? self.init(rawValue) }
+    public init?(rawValue: String) { try? self.init(validating: rawValue) }
     public init(stringLiteral value: String) {
-        do { try self.init(value) } catch { preconditionFailure("\(error)") }
+        do { try self.init(validating: value) } catch { preconditionFailure("\(error)") }
     }
     init(trusted string: String) { rawValue = string }
     public var description: String { rawValue }
@@ -208,7 +211,7 @@ public struct MemberName: RawRepresentable, Hashable, Sendable, CustomStringConv
 /// `[A-Za-z0-9_-]`; in a well-known name no element starts with a digit.
 public struct BusName: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     public let rawValue: String
-    public init(_ string: String) throws {
+    public init(validating string: String) throws {
         let problem: String?
         if string.hasPrefix(":") {
             problem = dottedNameProblem(String(string.dropFirst()), allowHyphen: true, allowLeadingDigit: true, limit: 254)
@@ -218,9 +221,9 @@ public struct BusName: RawRepresentable, Hashable, Sendable, CustomStringConvert
         if let problem { throw DBusError.invalidArgs("Invalid bus name '\(string)': \(problem)") }
         rawValue = string
     }
-    public init?(rawValue: String) { try? self.init(rawValue) }
+    public init?(rawValue: String) { try? self.init(validating: rawValue) }
     public init(stringLiteral value: String) {
-        do { try self.init(value) } catch { preconditionFailure("\(error)") }
+        do { try self.init(validating: value) } catch { preconditionFailure("\(error)") }
     }
     init(trusted string: String) { rawValue = string }
     public var description: String { rawValue }

@@ -138,7 +138,7 @@ extension Connection {
     public func requestName(_ name: BusName, orInstanceFallbackFor processID: Int32) async throws -> BusName {
         let first = try await requestName(name, flags: [.doNotQueue])
         if first == .primaryOwner || first == .alreadyOwner { return name }
-        let instance = try BusName("\(name.rawValue).instance\(processID)")
+        let instance = try BusName(validating: "\(name.rawValue).instance\(processID)")
         let second = try await requestName(instance, flags: [.doNotQueue])
         guard second == .primaryOwner || second == .alreadyOwner else {
             throw DBusError(.failed, "Both '\(name)' and '\(instance)' are owned by other connections")

@@ -104,7 +104,7 @@ public struct Signature: Hashable, Sendable, CustomStringConvertible, Expressibl
     public let rawValue: String
 
     /// Parses and validates a signature; throws `InvalidArgs` naming the offset and the rule broken.
-    public init(_ string: String) throws {
+    public init(validating string: String) throws {
         var parser = SignatureParser(text: string)
         types = try parser.parseAll()
         rawValue = string
@@ -132,7 +132,7 @@ public struct Signature: Hashable, Sendable, CustomStringConvertible, Expressibl
     }
 
     public init(stringLiteral value: String) {
-        do { try self.init(value) } catch { preconditionFailure("\(error)") }
+        do { try self.init(validating: value) } catch { preconditionFailure("\(error)") }
     }
 
     init(unchecked types: [DBusType]) {

@@ -1,0 +1,60 @@
+import DBus
+import DBusTestSupport
+import Testing
+
+/// Many callers at once, and the order of calls to one object.
+@Suite struct ConcurrencyTests {
+    @Test func manyConcurrentCallsFromSeveralTasksAndConnectionsAllGetTheirOwnReply() async throws {
+        try await withTestService { fixture in
+            var clients = [fixture.client]
+            for _ in 0..<3 { clients.append(try await Connection.connect(to: .address(fixture.bus.address))) }
+            defer { for client in clients.dropFirst() { client.close() } }
+            let callsPerTask = 250
+            let tasksPerClient = 4
+            let wrong = try await withThrowingTaskGroup(of: Int.self) { group in
+                for (clientIndex, client) in clients.enumerated() {
+                    let proxy = Proxy(client, destination: TestService.busName, path: TestService.path, interface: TestService.name)
+                    for task in 0..<tasksPerClient {
+                        group.addTask {
+                            var wrong = 0
+                            for call in 0..<callsPerTask {
+                                let a = Int64(clientIndex * 1_000_000 + task * 1_000 + call)
+                                let sum: Int64 = try await proxy.call("Add", a, Int64(7))
+                                if sum != a + 7 { wrong += 1 }
+                            }
+                            return wrong
+                        }
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(wrong == 0)
+            #expect(fixture.test.record.runs.load(ordering: .relaxed) == clients.count * tasksPerClient * callsPerTask)
+        }
+    }
+
+    @Test func callsToOneObjectRunOneAtATimeInTheOrderTheyArrived() async throws {
+        try await withTestService { fixture in
+            // Three calls sent back to back without waiting; the slowest first.
+            let script = """
+                import dbus, dbus.mainloop.glib
+                from gi.repository import GLib
+                dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+                loop = GLib.MainLoop()
+                test = dbus.Interface(dbus.SessionBus().get_object("org.mprisbridge.Test", "/org/mprisbridge/Test"), "org.mprisbridge.Test1")
+                replies = []
+                def done(value):
+                    replies.append(int(value))
+                    if len(replies) == 3:
+                        print(replies, flush=True)
+                        loop.quit()
+                for milliseconds in (300, 1, 100):
+                    test.Sleep(dbus.UInt32(milliseconds), reply_handler=done, error_handler=lambda e: (print(e), loop.quit()))
+                loop.run()
+                """
+            let output = try await fixture.bus.python(script)
+            #expect(output.stdout == "[300, 1, 100]\n", "\(output.stderr)")
+            #expect(fixture.test.record.sleepOrder.withLock { $0 } == [300, 1, 100])
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import DBus
+import DBusTestSupport
+import Testing
+
+/// Properties as an outside client sees them: reads, writes, and `PropertiesChanged`.
+@Suite struct PropertiesTests {
+    @Test func propertiesChangedCarriesOnlyWhatChangedOneSignalPerBatchAndFollowsEachPolicy() async throws {
+        try await withTestService { fixture in
+            let watcher = try fixture.bus.spawn(
+                "/usr/bin/python3",
+                [pythonScript("watch_signals.py"), TestService.busName.rawValue, TestService.path.rawValue])
+            defer { watcher.kill() }
+            #expect(await lines(of: watcher, until: { $0 == "READY" }).last == "READY")
+            let test = fixture.test
+
+            test.title.value = "A"  // one change: one signal with the value
+            test.title.value = "A"  // no change: no signal
+            test.interface.batch {  // three writes, two changes: one signal with both
+                test.title.value = "B"
+                test.rate.value = 2.0
+                test.flag.value = false
+            }
+            test.revision.update { $0 += 1 }  // invalidates: the name without its value
+            test.identity.value = "renamed"  // const: never announced
+            test.position.changed()  // emits-changed false: never announced
+            test.interface.batch {  // nested batches still make one signal
+                test.title.value = "C"
+                test.interface.batch { test.revision.update { $0 += 1 } }
+            }
+            test.ticked.emit(7)
+            test.done.emit()
+
+            let seen = await lines(of: watcher, until: { $0.hasPrefix("Done") || $0 == "TIMEOUT" })
+            #expect(
+                seen == [
+                    #"PropertiesChanged org.mprisbridge.Test1 {"Title": "A"} {"Title": "s"} []"#,
+                    #"PropertiesChanged org.mprisbridge.Test1 {"Rate": 2.0, "Title": "B"} {"Rate": "d", "Title": "s"} []"#,
+                    #"PropertiesChanged org.mprisbridge.Test1 {} {} ["Revision"]"#,
+                    #"PropertiesChanged org.mprisbridge.Test1 {"Title": "C"} {"Title": "s"} ["Revision"]"#,
+                    "Ticked [7]",
+                    "Done []",
+                ])
+        }
+    }
+
+    @Test func aChangeMadeByAMethodHandlerIsOneSignalAndThePropertyReadsBackTheNewValues() async throws {
+        try await withTestService { fixture in
+            let watcher = try fixture.bus.spawn(
+                "/usr/bin/python3",
+                [pythonScript("watch_signals.py"), TestService.busName.rawValue, TestService.path.rawValue])
+            defer { watcher.kill() }
+            _ = await lines(of: watcher, until: { $0 == "READY" })
+            let call = try await fixture.gdbusCall("org.mprisbridge.Test1.SetValues", "'from gdbus'", "0.5", "true")
+            #expect(call.status == 0, "\(call.stderr)")
+            fixture.test.done.emit()
+            let seen = await lines(of: watcher, until: { $0.hasPrefix("Done") || $0 == "TIMEOUT" })
+            #expect(
+                seen == [
+                    #"PropertiesChanged org.mprisbridge.Test1 {"Flag": true, "Rate": 0.5, "Title": "from gdbus"} {"Flag": "b", "Rate": "d", "Title": "s"} []"#,
+                    "Done []",
+                ])
+            let all = try await fixture.gdbusCall("org.freedesktop.DBus.Properties.GetAll", "org.mprisbridge.Test1")
+            #expect(
+                all.stdout
+                    == "({'Title': <'from gdbus'>, 'Rate': <0.5>, 'Flag': <true>, 'Revision': <uint32 1>, 'Identity': <'mpris-bridge tests'>, 'Position': <int64 42000000>},)\n"
+            )
+        }
+    }
+
+    @Test func aClientWriteGoesThroughTheSetterIsSnappedAndAnnounced() async throws {
+        try await withTestService { fixture in
+            let watcher = try fixture.bus.spawn(
+                "/usr/bin/python3",
+                [pythonScript("watch_signals.py"), TestService.busName.rawValue, TestService.path.rawValue])
+            defer { watcher.kill() }
+            _ = await lines(of: watcher, until: { $0 == "READY" })
+            let set = try await fixture.gdbusCall(
+                "org.freedesktop.DBus.Properties.Set", "org.mprisbridge.Test1", "Rate", "<1.4>")
+            #expect(set.status == 0, "\(set.stderr)")
+            let read = try await fixture.gdbusCall("org.freedesktop.DBus.Properties.Get", "org.mprisbridge.Test1", "Rate")
+            #expect(read.stdout == "(<1.5>,)\n")
+            #expect(fixture.test.rate.value == 1.5)
+            fixture.test.done.emit()
+            let seen = await lines(of: watcher, until: { $0.hasPrefix("Done") || $0 == "TIMEOUT" })
+            #expect(seen == [#"PropertiesChanged org.mprisbridge.Test1 {"Rate": 1.5} {"Rate": "d"} []"#, "Done []"])
+        }
+    }
+
+    @Test func badWritesAreRefusedWithTheStandardErrorAndChangeNothing() async throws {
+        try await withTestService { fixture in
+            let cases: [(property: String, value: String, error: String, message: String)] = [
+                ("Rate", "<nan>", "org.freedesktop.DBus.Error.InvalidArgs", "Rate must be a positive finite number, not nan"),
+                ("Rate", "<int32 2>", "org.freedesktop.DBus.Error.InvalidArgs", "has type 'd', not 'i'"),
+                ("Title", "<'x'>", "org.freedesktop.DBus.Error.PropertyReadOnly", "Property 'Title' of 'org.mprisbridge.Test1' is read-only"),
+                ("Nope", "<'x'>", "org.freedesktop.DBus.Error.UnknownProperty", "Interface 'org.mprisbridge.Test1' has no property 'Nope'"),
+            ]
+            for bad in cases {
+                let output = try await fixture.gdbusCall(
+                    "org.freedesktop.DBus.Properties.Set", "org.mprisbridge.Test1", bad.property, bad.value)
+                #expect(output.status != 0)
+                #expect(output.stderr.contains(bad.error), "\(bad.property) = \(bad.value): \(output.stderr)")
+                #expect(output.stderr.contains(bad.message), "\(output.stderr)")
+            }
+            let unknownInterface = try await fixture.gdbusCall(
+                "org.freedesktop.DBus.Properties.GetAll", "org.example.Nothing")
+            #expect(unknownInterface.stderr.contains("org.freedesktop.DBus.Error.UnknownInterface"))
+            #expect(fixture.test.rate.value == 1.0)
+            #expect(fixture.test.title.value == "initial")
+        }
+    }
+
+    @Test func theSwiftClientReadsAndWritesPropertiesTyped() async throws {
+        try await withTestService { fixture in
+            let proxy = fixture.proxy
+            #expect(try await proxy.property("Position", as: Int64.self) == 42_000_000)
+            try await proxy.setProperty("Flag", to: true)
+            #expect(try await proxy.property("Flag", as: Bool.self) == true)
+            let all = try await proxy.allProperties()
+            #expect(all.keys.sorted() == ["Flag", "Identity", "Position", "Rate", "Revision", "Title"])
+            #expect(try all["Revision"]?.get(UInt32.self) == 1)
+            await #expect(throws: DBusError.self) { try await proxy.property("Position", as: String.self) }
+        }
+    }
+}
