@@ -16,6 +16,8 @@ let package = Package(
         ),
         // A general Swift D-Bus library: values, connection, client, serving. Knows nothing of MPRIS.
         .target(name: "DBus", dependencies: ["CDBus"]),
+        // The README's ten-line service.
+        .executableTarget(name: "counter-example", dependencies: ["DBus"], path: "Examples/CounterExample"),
         // Private bus fixture and real-client runners shared by every test target.
         .target(name: "DBusTestSupport"),
         .testTarget(name: "DBusTestSupportTests", dependencies: ["DBusTestSupport"]),

@@ -3,7 +3,7 @@ import DBusTestSupport
 import Testing
 
 /// Many callers at once, and the order of calls to one object.
-@Suite struct ConcurrencyTests {
+@Suite(.timeLimit(.minutes(1))) struct ConcurrencyTests {
     @Test func manyConcurrentCallsFromSeveralTasksAndConnectionsAllGetTheirOwnReply() async throws {
         try await withTestService { fixture in
             var clients = [fixture.client]

@@ -7,7 +7,7 @@ import Testing
 #endif
 
 /// The connection's life: names, signals from other peers, timeouts, cancellation, and losing the bus.
-@Suite struct ConnectionTests {
+@Suite(.timeLimit(.minutes(1))) struct ConnectionTests {
     @Test func losingTheBusIsReportedToEveryWaiterAndNeverEndsTheProcess() async throws {
         try await PrivateBus.with { bus in try await Self.loseTheBus(bus) }
     }

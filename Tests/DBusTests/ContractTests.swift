@@ -3,7 +3,7 @@ import DBusTestSupport
 import Testing
 
 /// The files in `dbus/` are the contract: what the running service introspects must match them.
-@Suite struct ContractTests {
+@Suite(.timeLimit(.minutes(1))) struct ContractTests {
     @Test func theTestServiceServesExactlyItsContract() async throws {
         try await withTestService { fixture in
             let output = try await fixture.run(

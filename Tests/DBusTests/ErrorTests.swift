@@ -4,7 +4,7 @@ import Testing
 
 /// Malformed calls get the standard D-Bus error before any handler runs, and
 /// handler errors reach the client with their name and message.
-@Suite struct ErrorTests {
+@Suite(.timeLimit(.minutes(1))) struct ErrorTests {
     @Test func malformedCallsGetTheStandardErrorAndNoHandlerRuns() async throws {
         try await withTestService { fixture in
             let destination = "--dest=\(TestService.busName)"

@@ -3,7 +3,7 @@ import DBusTestSupport
 import Testing
 
 /// Properties as an outside client sees them: reads, writes, and `PropertiesChanged`.
-@Suite struct PropertiesTests {
+@Suite(.timeLimit(.minutes(1))) struct PropertiesTests {
     @Test func propertiesChangedCarriesOnlyWhatChangedOneSignalPerBatchAndFollowsEachPolicy() async throws {
         try await withTestService { fixture in
             let watcher = try fixture.bus.spawn(

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// One handler serves a whole path prefix: 100,000 objects that cost nothing until called.
-@Suite struct SubtreeTests {
+@Suite(.timeLimit(.minutes(1))) struct SubtreeTests {
     static let size = 100_000
 
     /// A virtual node's interface, built only when the node is called.

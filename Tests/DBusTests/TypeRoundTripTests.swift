@@ -3,7 +3,7 @@ import DBusTestSupport
 import Testing
 
 /// Every D-Bus type crosses the wire in both directions against peers that are not this code.
-@Suite struct TypeRoundTripTests {
+@Suite(.timeLimit(.minutes(1))) struct TypeRoundTripTests {
     @Test func pythonClientGetsEveryTypeBackFromTheSwiftServiceWithItsExactSignature() async throws {
         try await withTestService { fixture in
             let output = try await fixture.run("/usr/bin/python3", [pythonScript("echo_client.py")])

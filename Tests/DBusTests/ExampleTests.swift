@@ -1,0 +1,33 @@
+import DBus
+import DBusTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The README's ten-line service, run as its own process and driven by gdbus.
+@Suite(.timeLimit(.minutes(1))) struct ExampleTests {
+    /// Executables are built next to the test bundle.
+    static let buildFolder: String = {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let executable = String(decoding: buffer[..<max(count, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(executable[..<(executable.lastIndex(of: "/") ?? executable.startIndex)])
+    }()
+
+    @Test func theCounterExampleServesWhatTheReadmeSays() async throws {
+        try await PrivateBus.with { bus in
+            let example = try bus.spawn("\(Self.buildFolder)/counter-example", [])
+            defer { example.kill() }
+            // Its output is a pipe, so block-buffered: wait for the name on the bus, not for the banner.
+            let appeared = try await bus.run("gdbus", ["wait", "--session", "--timeout", "20", "org.example.Counter"])
+            #expect(appeared.status == 0, "\(example.capturedStderr)")
+            let call = ["call", "--session", "-d", "org.example.Counter", "-o", "/org/example/Counter", "-m"]
+            #expect(try await bus.run("gdbus", call + ["org.example.Counter1.Add", "5"]).stdout == "(int64 5,)\n")
+            #expect(try await bus.run("gdbus", call + ["org.example.Counter1.Add", "7"]).stdout == "(int64 12,)\n")
+            let count = try await bus.run("gdbus", call + ["org.freedesktop.DBus.Properties.Get", "org.example.Counter1", "Count"])
+            #expect(count.stdout == "(<int64 12>,)\n")
+        }
+    }
+}
