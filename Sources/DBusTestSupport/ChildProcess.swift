@@ -1,0 +1,375 @@
+import Glibc
+
+/// What a finished child process left behind.
+public struct ProcessOutput: Sendable, Equatable, CustomStringConvertible {
+    /// The executable as given, followed by its arguments.
+    public var command: [String]
+    /// The exit code, or 128 + the signal number if a signal killed the child (as in shells);
+    /// -1 if the status could not be collected.
+    public var status: Int32
+    /// Everything the child wrote on stdout, decoded as UTF-8 (invalid bytes replaced).
+    public var stdout: String
+    /// Everything the child wrote on stderr, decoded as UTF-8 (invalid bytes replaced).
+    public var stderr: String
+
+    public init(command: [String], status: Int32, stdout: String, stderr: String) {
+        self.command = command
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+    }
+
+    /// True if the child exited with status 0.
+    public var succeeded: Bool { status == 0 }
+
+    /// Returns `self` if the child exited with status 0, else throws
+    /// ``ChildProcessError/nonZeroExit(_:)``, whose description shows the command, the status
+    /// and stderr.
+    @discardableResult
+    public func check() throws(ChildProcessError) -> ProcessOutput {
+        guard succeeded else { throw .nonZeroExit(self) }
+        return self
+    }
+
+    public var description: String {
+        "`\(formatCommand(command))` exited with status \(status)"
+            + formatCaptured("stdout", stdout) + formatCaptured("stderr", stderr)
+    }
+}
+
+/// Why running or talking to a child process failed. Descriptions show the command and what
+/// the child had written so far, so a failing test explains itself.
+public enum ChildProcessError: Error, Sendable, CustomStringConvertible {
+    /// No executable file `name` was found (in `searchPath` if the name has no "/").
+    case executableNotFound(name: String, searchPath: String)
+    /// The child could not be started (pipes, threads or `posix_spawn` failed).
+    case launchFailed(command: [String], reason: String)
+    /// The child did not finish within `timeout`; it was killed and reaped.
+    case timedOut(command: [String], pid: Int32, timeout: Duration, stdout: String, stderr: String)
+    /// The child exited with a non-zero status (from ``ProcessOutput/check()``).
+    case nonZeroExit(ProcessOutput)
+    /// The child's stdout ended before a line the caller waited for.
+    case outputEnded(command: [String], pid: Int32, stdout: String, stderr: String)
+
+    public var description: String {
+        switch self {
+        case .executableNotFound(let name, let searchPath):
+            return name.contains("/")
+                ? "executable not found: \(name)"
+                : "executable not found: \(name) (PATH=\(searchPath))"
+        case .launchFailed(let command, let reason):
+            return "cannot start `\(formatCommand(command))`: \(reason)"
+        case .timedOut(let command, let pid, let timeout, let stdout, let stderr):
+            return "`\(formatCommand(command))` (pid \(pid)) did not finish within \(timeout); killed"
+                + formatCaptured("stdout", stdout) + formatCaptured("stderr", stderr)
+        case .nonZeroExit(let output):
+            return output.description
+        case .outputEnded(let command, let pid, let stdout, let stderr):
+            return "`\(formatCommand(command))` (pid \(pid)) closed stdout before the expected line"
+                + formatCaptured("stdout", stdout) + formatCaptured("stderr", stderr)
+        }
+    }
+}
+
+/// A child process started with `posix_spawn`, with its stdin, stdout and stderr on pipes.
+///
+/// Use ``run(_:_:environment:input:timeout:)`` for a command that finishes, and
+/// ``spawn(_:_:environment:)`` for a long-running one (a monitor, a service).
+///
+/// Guarantees, whatever the calling thread's signal mask: the child starts with no blocked
+/// signals and default signal handlers; it gets only fds 0, 1 and 2 from the test process; it
+/// leads its own process group, so ``kill()`` also stops what it started; pipes are served by a
+/// background thread (never the Swift concurrency pool), and every descriptor is closed once
+/// the child and everything holding its pipes are gone. Releasing a spawned `ChildProcess`
+/// kills the child.
+public final class ChildProcess: Sendable {
+    /// The child's process id. It is also its process-group id.
+    public let pid: Int32
+    /// The executable as given, followed by its arguments.
+    public let command: [String]
+    /// Each line the child writes on stdout (without the "\n"), as it arrives; a last line
+    /// without "\n" is delivered at end of file, then the stream finishes. Meant for one
+    /// consumer at a time; cancelling the task that iterates it finishes the stream.
+    /// Empty for children started by ``run(_:_:environment:input:timeout:)``.
+    public let stdoutLines: AsyncStream<String>
+
+    let lifecycle: ChildLifecycle
+    private let stdoutBuffer: ByteBuffer
+    private let stderrBuffer: ByteBuffer
+    private let killsOnDeinit: Bool
+
+    /// Starts a child. `environment` nil means the test process's environment; its PATH is
+    /// used to find `executable` when the name has no "/".
+    init(
+        launching executable: String, _ arguments: [String], environment: [String: String]?,
+        deliversLines: Bool, killsOnDeinit: Bool
+    ) throws(ChildProcessError) {
+        let command = [executable] + arguments
+        let environment = environment ?? currentEnvironment()
+        let searchPath = environment["PATH"] ?? "/usr/bin:/bin"
+        guard let path = resolveExecutable(executable, searchPath: searchPath) else {
+            throw .executableNotFound(name: executable, searchPath: searchPath)
+        }
+        let wakePipe: PipeEnds
+        let launched: LaunchedChild
+        do throws(SystemCallError) {
+            wakePipe = try PipeEnds.make()
+            setNonBlocking(wakePipe.read)
+            setNonBlocking(wakePipe.write)
+            do throws(SystemCallError) {
+                launched = try launchChild(path: path, arguments: command, environment: environment)
+            } catch {
+                wakePipe.closeBoth()
+                throw error
+            }
+        } catch {
+            throw .launchFailed(command: command, reason: error.description)
+        }
+
+        let pump = StdioPump(wakeWriteFD: wakePipe.write)
+        let lifecycle = ChildLifecycle(pid: launched.pid, pump: pump)
+        let stdoutBuffer = ByteBuffer()
+        let stderrBuffer = ByteBuffer()
+        let (lines, continuation) = AsyncStream.makeStream(of: String.self)
+        let splitter = deliversLines ? LineSplitter(continuation) : nil
+        if !deliversLines { continuation.finish() }
+
+        let waiterError = startDetachedThread { lifecycle.waitForChildExit() }
+        if waiterError != 0 {
+            // Nothing would ever reap it: kill and reap right here (SIGKILL makes this quick).
+            _ = Glibc.kill(-launched.pid, SIGKILL)
+            _ = Glibc.kill(launched.pid, SIGKILL)
+            var raw: Int32 = 0
+            while waitpid(launched.pid, &raw, 0) < 0 && errno == EINTR {}
+            for fd in [launched.stdinFD, launched.stdoutFD, launched.stderrFD] { close(fd) }
+            wakePipe.closeBoth()
+            continuation.finish()
+            throw .launchFailed(
+                command: command, reason: "pthread_create: \(errnoDescription(waiterError))")
+        }
+        let outputs: [(fd: Int32, sink: PipeSink)] = [
+            (launched.stdoutFD, { event in
+                if case .data(let chunk) = event { stdoutBuffer.append(chunk) }
+                splitter?.handle(event)
+            }),
+            (launched.stderrFD, { event in
+                if case .data(let chunk) = event { stderrBuffer.append(chunk) }
+            }),
+        ]
+        let pumpError = startDetachedThread {
+            pump.run(stdinFD: launched.stdinFD, outputs: outputs, wakeReadFD: wakePipe.read)
+            lifecycle.pumpFinished()
+        }
+        if pumpError != 0 {
+            // The waiter thread reaps it once the pipes count as finished.
+            for fd in [launched.stdinFD, launched.stdoutFD, launched.stderrFD] { close(fd) }
+            wakePipe.closeBoth()
+            continuation.finish()
+            lifecycle.kill()
+            lifecycle.pumpFinished()
+            throw .launchFailed(
+                command: command, reason: "pthread_create: \(errnoDescription(pumpError))")
+        }
+
+        self.pid = launched.pid
+        self.command = command
+        self.stdoutLines = lines
+        self.lifecycle = lifecycle
+        self.stdoutBuffer = stdoutBuffer
+        self.stderrBuffer = stderrBuffer
+        self.killsOnDeinit = killsOnDeinit
+    }
+
+    deinit {
+        if killsOnDeinit { lifecycle.kill() }
+    }
+
+    // MARK: Running a command to completion
+
+    /// Runs a command to completion and returns its status and output.
+    ///
+    /// - Parameters:
+    ///   - executable: A path, or a name looked up in the PATH of `environment`.
+    ///   - arguments: The arguments after the executable name.
+    ///   - environment: The child's complete environment; nil inherits the test process's.
+    ///   - input: Written to the child's stdin, which is then closed; nil closes it at once.
+    ///   - timeout: How long to wait for the child to exit *and* close its output. When it
+    ///     expires the child's process group is killed with SIGKILL and reaped, and
+    ///     ``ChildProcessError/timedOut(command:pid:timeout:stdout:stderr:)`` is thrown with
+    ///     the output captured so far.
+    /// - Returns: The output; a non-zero status is not an error (see ``ProcessOutput/check()``).
+    /// - Throws: ``ChildProcessError``, or `CancellationError` if the task is cancelled (the
+    ///   child is then killed and reaped first).
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        input: String? = nil, timeout: Duration = .seconds(30)
+    ) async throws -> ProcessOutput {
+        let child = try ChildProcess(
+            launching: executable, arguments, environment: environment,
+            deliversLines: false, killsOnDeinit: true)
+        if let input { child.write(input) }
+        child.closeStdin()
+        let (status, timedOut) = await child.waitUntilReaped(killingAfter: timeout)
+        if timedOut { throw child.timeoutError(timeout) }
+        try Task.checkCancellation()
+        return ProcessOutput(
+            command: child.command, status: status, stdout: child.capturedStdout,
+            stderr: child.capturedStderr)
+    }
+
+    // MARK: Long-running children
+
+    /// Starts a long-running child and returns at once.
+    ///
+    /// Read its stdout through ``stdoutLines`` (or ``waitForLine(timeout:where:)``), feed its
+    /// stdin with ``write(_:)`` and ``closeStdin()``, and end it with ``kill()`` or
+    /// ``waitForExit(timeout:)``. Output is buffered without limit, so a child nobody reads
+    /// never blocks.
+    ///
+    /// - Parameters:
+    ///   - executable: A path, or a name looked up in the PATH of `environment`.
+    ///   - arguments: The arguments after the executable name.
+    ///   - environment: The child's complete environment; nil inherits the test process's.
+    public static func spawn(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil
+    ) throws(ChildProcessError) -> ChildProcess {
+        try ChildProcess(
+            launching: executable, arguments, environment: environment,
+            deliversLines: true, killsOnDeinit: true)
+    }
+
+    /// Queues `text` (as UTF-8) for the child's stdin and returns at once; a background thread
+    /// writes it, in order. Dropped if stdin is already closed or the child stopped reading.
+    public func write(_ text: String) {
+        lifecycle.pump.enqueue(Array(text.utf8))
+    }
+
+    /// Closes the child's stdin after everything queued by ``write(_:)``; the child then reads
+    /// end of file. Idempotent.
+    public func closeStdin() {
+        lifecycle.pump.closeStdin()
+    }
+
+    /// Sends SIGKILL to the child's process group and to the child. Does nothing once the
+    /// child is reaped, so it can never hit a process that reused the pid. Idempotent.
+    /// Use ``waitForExit()`` to wait until it is gone.
+    public func kill() {
+        lifecycle.kill()
+    }
+
+    /// Waits until the child has exited and been reaped, and returns its exit code, or
+    /// 128 + the signal number that killed it (-1 if unknown).
+    ///
+    /// "Exited" includes closing its stdout and stderr: if the child left something running
+    /// that holds them, this waits for that too, as a shell's `$(...)` does. Cancelling the
+    /// waiting task kills the child, so this still returns promptly.
+    public func waitForExit() async -> Int32 {
+        await withTaskCancellationHandler {
+            await lifecycle.waitUntilReaped()
+        } onCancel: {
+            lifecycle.kill()
+        }
+    }
+
+    /// Like ``waitForExit()``, but if the child is not gone after `timeout`, kills it, waits
+    /// until it is reaped and throws
+    /// ``ChildProcessError/timedOut(command:pid:timeout:stdout:stderr:)``.
+    public func waitForExit(timeout: Duration) async throws -> Int32 {
+        let (status, timedOut) = await waitUntilReaped(killingAfter: timeout)
+        if timedOut { throw timeoutError(timeout) }
+        return status
+    }
+
+    /// Reads ``stdoutLines`` until a line satisfies `predicate` and returns that line. Lines
+    /// before it are consumed.
+    ///
+    /// - Throws: ``ChildProcessError/timedOut(command:pid:timeout:stdout:stderr:)`` after
+    ///   `timeout`, having killed the child (a test that waited in vain is failing anyway,
+    ///   and the kill is what ends the wait); ``ChildProcessError/outputEnded(command:pid:stdout:stderr:)``
+    ///   if stdout ends first; errors thrown by `predicate`.
+    public func waitForLine(
+        timeout: Duration = .seconds(10), where predicate: (String) throws -> Bool
+    ) async throws -> String {
+        let lifecycle = self.lifecycle
+        do {
+            return try await waitForLine(timeout: timeout, onTimeout: { lifecycle.kill() }, where: predicate)
+        } catch let error as ChildProcessError {
+            if case .timedOut = error { _ = await lifecycle.waitUntilReaped() }
+            throw error
+        }
+    }
+
+    /// ``waitForLine(timeout:where:)`` with a choice of how to end the wait on timeout:
+    /// `onTimeout` must make stdout end (kill the child, or ask it to exit) and returns
+    /// whether it did anything.
+    func waitForLine(
+        timeout: Duration, onTimeout: @escaping @Sendable () -> Bool,
+        where predicate: (String) throws -> Bool
+    ) async throws -> String {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                do { try await Task.sleep(for: timeout) } catch { return false }
+                return onTimeout()
+            }
+            for await line in stdoutLines where try predicate(line) {
+                group.cancelAll()
+                return line
+            }
+            group.cancelAll()
+            let timedOut = try await group.next() ?? false
+            if timedOut { throw timeoutError(timeout) }
+            try Task.checkCancellation()
+            throw ChildProcessError.outputEnded(
+                command: command, pid: pid, stdout: capturedStdout, stderr: capturedStderr)
+        }
+    }
+
+    /// Everything the child has written on stdout so far.
+    public var capturedStdout: String { stdoutBuffer.text }
+
+    /// Everything the child has written on stderr so far.
+    public var capturedStderr: String { stderrBuffer.text }
+
+    // MARK: Internals
+
+    /// Waits until reaped; kills the child if that takes longer than `timeout`, or if the
+    /// task is cancelled. `timedOut` is true if the timeout had to kill it.
+    func waitUntilReaped(killingAfter timeout: Duration) async -> (status: Int32, timedOut: Bool) {
+        let lifecycle = self.lifecycle
+        return await withTaskCancellationHandler {
+            await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    do { try await Task.sleep(for: timeout) } catch { return false }
+                    return lifecycle.kill()
+                }
+                let status = await lifecycle.waitUntilReaped()
+                group.cancelAll()
+                let timedOut = await group.next() ?? false
+                return (status, timedOut)
+            }
+        } onCancel: {
+            lifecycle.kill()
+        }
+    }
+
+    func timeoutError(_ timeout: Duration) -> ChildProcessError {
+        .timedOut(
+            command: command, pid: pid, timeout: timeout, stdout: capturedStdout,
+            stderr: capturedStderr)
+    }
+}
+
+/// Renders a command line so that it could be pasted into a shell.
+func formatCommand(_ command: [String]) -> String {
+    command.map { argument in
+        let plain = !argument.isEmpty && argument.unicodeScalars.allSatisfy { scalar in
+            scalar.properties.isAlphabetic || scalar.properties.numericType != nil
+                || "-_./=:,+@%".unicodeScalars.contains(scalar)
+        }
+        return plain ? argument : "'" + argument.replacing("'", with: "'\\''") + "'"
+    }.joined(separator: " ")
+}
+
+private func formatCaptured(_ name: String, _ text: String) -> String {
+    text.isEmpty ? "" : "\n--- \(name) ---\n" + text + (text.hasSuffix("\n") ? "" : "\n") + "---"
+}
