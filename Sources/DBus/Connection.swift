@@ -54,7 +54,7 @@ public final class Connection: Sendable {
     /// - Throws: the remote error as a ``DBusError``, or `Disconnected` if the bus goes away.
     public func call(_ message: Message, timeout: Duration = .seconds(25)) async throws -> Message {
         precondition(message.kind == .methodCall, "call(_:) sends method calls")
-        for value in message.body { try value.validate() }
+        // The body is checked as it is marshalled; a bad one throws from here, unsent.
         return try await core.call(message, timeout: timeout)
     }
 
@@ -93,10 +93,15 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
 
     private struct PendingCall {
         let continuation: CheckedContinuation<Message, any Error>
-        let timeout: DispatchWorkItem
+        let deadline: DispatchTime
+        let member: String
+        let timeout: Duration
     }
 
     private var pending: [UInt32: PendingCall] = [:]
+    /// One timer for every pending call's deadline, armed only while calls are pending.
+    private var timeoutTimer: (any DispatchSourceTimer)?
+    private var timerDeadline: DispatchTime?
     private var subscriptions: [Int: SignalSubscription] = [:]
     private var eventListeners: [Int: AsyncStream<ConnectionEvent>.Continuation] = [:]
     private var disconnectWaiters: [CheckedContinuation<Void, Never>] = []
@@ -139,11 +144,12 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
 
     // MARK: Sending
 
-    /// Queues `message`; a failure to send is dropped (the bus is gone, or the body was validated already).
-    func send(_ message: Message) {
+    /// Queues `message`. If it cannot be marshalled, `onFailure` hears why (on the queue);
+    /// if the bus is gone, it is dropped.
+    func send(_ message: Message, onFailure: (@Sendable (DBusError) -> Void)? = nil) {
         queue.async { [self] in
             guard !disconnected else { return }
-            _ = try? raw.send(message)
+            do { try raw.send(message) } catch { onFailure?(DBusError.from(error)) }
         }
     }
 
@@ -170,20 +176,44 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
         let serial: UInt32
         do { serial = try raw.send(message) } catch { return continuation.resume(throwing: error) }
         ticket.serial = serial
-        let expiry = DispatchWorkItem { [weak self] in
-            let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18
-            self?.finish(
-                serial,
-                with: .failure(DBusError(.noReply, "No reply to \(message.member?.rawValue ?? "call") within \(seconds) s")))
-        }
-        pending[serial] = PendingCall(continuation: continuation, timeout: expiry)
-        queue.asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: expiry)
+        let deadline = DispatchTime.now() + timeout.dispatchInterval
+        pending[serial] = PendingCall(
+            continuation: continuation, deadline: deadline, member: message.member?.rawValue ?? "call", timeout: timeout)
+        if timerDeadline.map({ deadline < $0 }) ?? true { armTimer(for: deadline) }
     }
 
     private func finish(_ serial: UInt32, with result: Result<Message, any Error>) {
         guard let call = pending.removeValue(forKey: serial) else { return }
-        call.timeout.cancel()
         call.continuation.resume(with: result)
+        if pending.isEmpty { disarmTimer() }
+    }
+
+    private func armTimer(for deadline: DispatchTime) {
+        let timer = timeoutTimer ?? {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { [weak self] in self?.expireOverdueCalls() }
+            timer.activate()
+            timeoutTimer = timer
+            return timer
+        }()
+        timerDeadline = deadline
+        timer.schedule(deadline: deadline, repeating: .never, leeway: .milliseconds(1))
+    }
+
+    private func disarmTimer() {
+        timerDeadline = nil
+        timeoutTimer?.schedule(deadline: .distantFuture, repeating: .never)
+    }
+
+    /// Fails every call whose deadline has passed, then re-arms for the earliest one left.
+    private func expireOverdueCalls() {
+        let now = DispatchTime.now()
+        for (serial, call) in pending where call.deadline <= now {
+            let (seconds, attoseconds) = call.timeout.components
+            let text = Double(seconds) + Double(attoseconds) * 1e-18
+            finish(serial, with: .failure(DBusError(.noReply, "No reply to \(call.member) within \(text) s")))
+        }
+        if let next = pending.values.map(\.deadline).min() { armTimer(for: next) } else { disarmTimer() }
     }
 
     // MARK: Receiving (on `queue`)
@@ -281,10 +311,9 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
         connected.store(false, ordering: .relaxed)
         let calls = pending
         pending = [:]
-        for call in calls.values {
-            call.timeout.cancel()
-            call.continuation.resume(throwing: DBusError.disconnected())
-        }
+        for call in calls.values { call.continuation.resume(throwing: DBusError.disconnected()) }
+        timeoutTimer?.cancel()
+        timeoutTimer = nil
         for subscription in subscriptions.values { subscription.continuation.finish(throwing: DBusError.disconnected()) }
         subscriptions = [:]
         broadcast(.disconnected)

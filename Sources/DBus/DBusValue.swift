@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Any D-Bus value, with its exact wire type.
 ///
 /// Most code never touches this enum: interfaces are written with Swift types
@@ -57,6 +61,26 @@ public enum DBusValue: Hashable, Sendable {
         }
     }
 
+    /// Whether this value is of `type`, without building the value's type.
+    func hasType(_ type: DBusType) -> Bool {
+        switch (self, type) {
+        case (.byte, .byte), (.boolean, .boolean), (.int16, .int16), (.uint16, .uint16), (.int32, .int32),
+            (.uint32, .uint32), (.int64, .int64), (.uint64, .uint64), (.double, .double), (.string, .string),
+            (.objectPath, .objectPath), (.signature, .signature), (.variant, .variant):
+            return true
+        case (.array(let element, _), .array(let expected)):
+            return element == expected
+        case (.dictionary(let key, let value, _), .dictionary(let expectedKey, let expectedValue)):
+            return key == expectedKey && value == expectedValue
+        case (.structure(let fields), .structure(let types)):
+            guard fields.count == types.count else { return false }
+            for (field, type) in zip(fields, types) where !field.hasType(type) { return false }
+            return true
+        default:
+            return false
+        }
+    }
+
     /// Checks what the type system cannot: array elements and dictionary
     /// entries match their declared types, strings hold no NUL, structs are not
     /// empty, and nesting stays within the spec's limit of 64 containers
@@ -67,12 +91,10 @@ public enum DBusValue: Hashable, Sendable {
         }
         switch self {
         case .string(let text):
-            if text.utf8.contains(0) {
-                throw DBusError.invalidArgs("A D-Bus string cannot contain a NUL character")
-            }
+            if text.containsNUL { throw DBusError.stringContainsNUL }
         case .array(let element, let items):
             for item in items {
-                guard item.type == element else {
+                guard item.hasType(element) else {
                     throw DBusError.invalidArgs("An array of '\(element)' holds a value of type '\(item.type)'")
                 }
                 try item.validate(depth: depth + 1)
@@ -84,7 +106,7 @@ public enum DBusValue: Hashable, Sendable {
                 throw DBusError.invalidArgs("A dictionary key must be a basic type, not '\(keyType)'")
             }
             for entry in entries {
-                guard entry.key.type == keyType, entry.value.type == valueType else {
+                guard entry.key.hasType(keyType), entry.value.hasType(valueType) else {
                     throw DBusError.invalidArgs(
                         "A dictionary of '{\(keyType)\(valueType)}' holds an entry of type '{\(entry.key.type)\(entry.value.type)}'")
                 }
@@ -108,7 +130,18 @@ extension Signature {
     }
 }
 
+extension String {
+    /// Whether the text holds a NUL, which a D-Bus string cannot carry.
+    var containsNUL: Bool {
+        var copy = self
+        return copy.withUTF8 { bytes in
+            bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false
+        }
+    }
+}
+
 extension DBusError {
+    static let stringContainsNUL = DBusError.invalidArgs("A D-Bus string cannot contain a NUL character")
     static let unixFDNotSupported = DBusError(
         .notSupported, "Unix file descriptors ('h') are not supported by this library")
 }

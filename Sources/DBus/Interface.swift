@@ -416,7 +416,21 @@ struct MethodDeclaration: Sendable {
     let outputs: [Argument]
     let annotations: [Annotation]
     let invoke: @Sendable ([DBusValue]) async throws -> [DBusValue]
-    var inputSignature: Signature { Signature(unchecked: inputs.map(\.type)) }
+    let inputTypes: [DBusType]
+
+    init(
+        name: MemberName, inputs: [Argument], outputs: [Argument], annotations: [Annotation],
+        invoke: @escaping @Sendable ([DBusValue]) async throws -> [DBusValue]
+    ) {
+        self.name = name
+        self.inputs = inputs
+        self.outputs = outputs
+        self.annotations = annotations
+        self.invoke = invoke
+        inputTypes = inputs.map(\.type)
+    }
+
+    var inputSignature: Signature { Signature(unchecked: inputTypes) }
 }
 
 struct PropertyDeclaration: Sendable {

@@ -10,6 +10,10 @@
 import CDBus
 import Dispatch
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Where to connect.
 public enum BusAddress: Sendable, Equatable {
     /// The session bus named by `DBUS_SESSION_BUS_ADDRESS`.
@@ -235,7 +239,6 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
     // MARK: Building messages
 
     private static func build(_ message: Message) throws -> OpaquePointer {
-        for value in message.body { try value.validate() }
         let raw: OpaquePointer?
         switch message.kind {
         case .methodCall:
@@ -263,87 +266,119 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         }
         var iterator = DBusMessageIter()
         dbus_message_iter_init_append(raw, &iterator)
-        for value in message.body {
-            guard append(value, to: &iterator) else {
-                dbus_message_unref(raw)
-                throw DBusError(.failed, "libdbus refused a value of type '\(value.type)'")
-            }
+        do {
+            for value in message.body { try append(value, to: &iterator, depth: 0) }
+        } catch {
+            dbus_message_unref(raw)
+            throw error
         }
         return raw
     }
 
-    private static func append(_ value: DBusValue, to iterator: inout DBusMessageIter) -> Bool {
+    /// Appends one value, checking on the way what libdbus would otherwise
+    /// refuse with a warning (or abort on): element types, NUL in strings,
+    /// empty structs, unix fds and the nesting limit. One pass, no separate validation.
+    private static func append(_ value: DBusValue, to iterator: inout DBusMessageIter, depth: Int) throws {
+        guard depth <= 64 else {
+            throw DBusError(.limitsExceeded, "The value nests more than 64 containers, the D-Bus limit")
+        }
         switch value {
-        case .byte(let v): return appendBasic(v, "y", &iterator)
-        case .boolean(let v): return appendBasic(dbus_bool_t(v ? 1 : 0), "b", &iterator)
-        case .int16(let v): return appendBasic(v, "n", &iterator)
-        case .uint16(let v): return appendBasic(v, "q", &iterator)
-        case .int32(let v): return appendBasic(v, "i", &iterator)
-        case .uint32(let v): return appendBasic(v, "u", &iterator)
-        case .int64(let v): return appendBasic(v, "x", &iterator)
-        case .uint64(let v): return appendBasic(v, "t", &iterator)
-        case .double(let v): return appendBasic(v, "d", &iterator)
-        case .string(let v): return appendString(v, "s", &iterator)
-        case .objectPath(let v): return appendString(v.rawValue, "o", &iterator)
-        case .signature(let v): return appendString(v.rawValue, "g", &iterator)
+        case .byte(let v): try appendBasic(v, "y", &iterator)
+        case .boolean(let v): try appendBasic(dbus_bool_t(v ? 1 : 0), "b", &iterator)
+        case .int16(let v): try appendBasic(v, "n", &iterator)
+        case .uint16(let v): try appendBasic(v, "q", &iterator)
+        case .int32(let v): try appendBasic(v, "i", &iterator)
+        case .uint32(let v): try appendBasic(v, "u", &iterator)
+        case .int64(let v): try appendBasic(v, "x", &iterator)
+        case .uint64(let v): try appendBasic(v, "t", &iterator)
+        case .double(let v): try appendBasic(v, "d", &iterator)
+        case .string(let v): try appendString(v, "s", &iterator)
+        case .objectPath(let v): try appendString(v.rawValue, "o", &iterator)
+        case .signature(let v): try appendString(v.rawValue, "g", &iterator)
         case .array(let element, let items):
+            if element.containsUnixFD { throw DBusError.unixFDNotSupported }
+            for item in items where !item.hasType(element) {
+                throw DBusError.invalidArgs("An array of '\(element)' holds a value of type '\(item.type)'")
+            }
             if element == .byte {
                 let bytes: [UInt8] = items.map { item -> UInt8 in
                     if case .byte(let byte) = item { return byte }
                     return 0
                 }
-                return withContainer("a", "y", &iterator) { inner in
-                    bytes.withUnsafeBufferPointer { buffer in
+                try withContainer("a", "y", &iterator) { inner in
+                    let appended = bytes.withUnsafeBufferPointer { buffer in
                         var base = buffer.baseAddress
                         return dbus_message_iter_append_fixed_array(
-                            &inner, Int32(UInt8(ascii: "y")), &base, Int32(buffer.count)) != 0
+                            &inner, Int32(UInt8(ascii: "y")), &base, Int32(buffer.count))
                     }
+                    if appended == 0 { throw outOfMemory }
                 }
+                return
             }
-            return withContainer("a", element.description, &iterator) { inner in
-                items.allSatisfy { append($0, to: &inner) }
+            try withContainer("a", element.description, &iterator) { inner in
+                for item in items { try append(item, to: &inner, depth: depth + 1) }
             }
         case .dictionary(let key, let valueType, let entries):
-            let entrySignature = "{\(key)\(valueType)}"
-            return withContainer("a", entrySignature, &iterator) { inner in
-                entries.allSatisfy { entry in
-                    withContainer("e", nil, &inner) { pair in
-                        append(entry.key, to: &pair) && append(entry.value, to: &pair)
+            guard key.isBasic else { throw DBusError.invalidArgs("A dictionary key must be a basic type, not '\(key)'") }
+            if key.containsUnixFD || valueType.containsUnixFD { throw DBusError.unixFDNotSupported }
+            try withContainer("a", "{\(key)\(valueType)}", &iterator) { inner in
+                for entry in entries {
+                    guard entry.key.hasType(key), entry.value.hasType(valueType) else {
+                        throw DBusError.invalidArgs(
+                            "A dictionary of '{\(key)\(valueType)}' holds an entry of type '{\(entry.key.type)\(entry.value.type)}'")
+                    }
+                    try withContainer("e", nil, &inner) { pair in
+                        try append(entry.key, to: &pair, depth: depth + 2)
+                        try append(entry.value, to: &pair, depth: depth + 2)
                     }
                 }
             }
         case .structure(let fields):
-            return withContainer("r", nil, &iterator) { inner in fields.allSatisfy { append($0, to: &inner) } }
+            if fields.isEmpty { throw DBusError.invalidArgs("A D-Bus struct needs at least one field") }
+            try withContainer("r", nil, &iterator) { inner in
+                for field in fields { try append(field, to: &inner, depth: depth + 1) }
+            }
         case .variant(let variant):
-            return withContainer("v", variant.value.type.description, &iterator) { inner in
-                append(variant.value, to: &inner)
+            let inner = variant.value.type
+            if inner.containsUnixFD { throw DBusError.unixFDNotSupported }
+            try withContainer("v", inner.description, &iterator) { contents in
+                try append(variant.value, to: &contents, depth: depth + 1)
             }
         }
     }
 
-    private static func appendBasic<T>(_ value: T, _ code: Unicode.Scalar, _ iterator: inout DBusMessageIter) -> Bool {
-        withUnsafePointer(to: value) { dbus_message_iter_append_basic(&iterator, Int32(code.value), $0) != 0 }
+    private static let outOfMemory = DBusError(.failed, "libdbus ran out of memory building a message")
+
+    private static func appendBasic<T>(_ value: T, _ code: Unicode.Scalar, _ iterator: inout DBusMessageIter) throws {
+        let appended = withUnsafePointer(to: value) { dbus_message_iter_append_basic(&iterator, Int32(code.value), $0) }
+        if appended == 0 { throw outOfMemory }
     }
 
-    private static func appendString(_ value: String, _ code: Unicode.Scalar, _ iterator: inout DBusMessageIter) -> Bool {
-        value.withCString { text in
-            withUnsafePointer(to: text) { dbus_message_iter_append_basic(&iterator, Int32(code.value), $0) != 0 }
+    private static func appendString(_ value: String, _ code: Unicode.Scalar, _ iterator: inout DBusMessageIter) throws {
+        let appended = value.withCString { text -> dbus_bool_t? in
+            // A NUL inside would cut the string short on the wire: refuse it instead.
+            guard strlen(text) == value.utf8.count else { return nil }
+            return withUnsafePointer(to: text) { dbus_message_iter_append_basic(&iterator, Int32(code.value), $0) }
         }
+        guard let appended else { throw DBusError.stringContainsNUL }
+        if appended == 0 { throw outOfMemory }
     }
 
     private static func withContainer(
         _ code: Unicode.Scalar, _ signature: String?, _ iterator: inout DBusMessageIter,
-        _ body: (inout DBusMessageIter) -> Bool
-    ) -> Bool {
+        _ body: (inout DBusMessageIter) throws -> Void
+    ) throws {
         var inner = DBusMessageIter()
         guard dbus_message_iter_open_container(&iterator, Int32(code.value), signature, &inner) != 0 else {
-            return false
+            throw outOfMemory
         }
-        guard body(&inner) else {
+        do {
+            try body(&inner)
+        } catch {
             dbus_message_iter_abandon_container(&iterator, &inner)
-            return false
+            throw error
         }
-        return dbus_message_iter_close_container(&iterator, &inner) != 0
+        guard dbus_message_iter_close_container(&iterator, &inner) != 0 else { throw outOfMemory }
     }
 
     // MARK: Reading messages
@@ -446,26 +481,34 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         case .variant:
             var inner = DBusMessageIter()
             dbus_message_iter_recurse(&iterator, &inner)
+            if let basic = basicType(dbus_message_iter_get_arg_type(&inner)) {
+                return .variant(Variant(read(basic, &inner)))
+            }
+            // Containers: their full type is needed, so ask libdbus for the signature.
             let text = dbus_message_iter_get_signature(&inner)
             defer { dbus_free(text) }
-            let innerType = text.flatMap { variantType(String(cString: $0)) } ?? .byte
+            let innerType = text.flatMap { (try? Signature(validating: String(cString: $0)))?.types.first } ?? .byte
             return .variant(Variant(read(innerType, &inner)))
         }
     }
 
-    /// The type inside a variant; single-letter signatures skip the parser.
-    private static func variantType(_ signature: String) -> DBusType? {
-        switch signature {
-        case "s": .string
-        case "b": .boolean
-        case "i": .int32
-        case "u": .uint32
-        case "x": .int64
-        case "t": .uint64
-        case "d": .double
-        case "o": .objectPath
-        case "y": .byte
-        default: (try? Signature(validating: signature))?.types.first
+    /// The basic type of a type code, or nil for containers.
+    private static func basicType(_ code: Int32) -> DBusType? {
+        switch UInt8(truncatingIfNeeded: code) {
+        case UInt8(ascii: "y"): .byte
+        case UInt8(ascii: "b"): .boolean
+        case UInt8(ascii: "n"): .int16
+        case UInt8(ascii: "q"): .uint16
+        case UInt8(ascii: "i"): .int32
+        case UInt8(ascii: "u"): .uint32
+        case UInt8(ascii: "x"): .int64
+        case UInt8(ascii: "t"): .uint64
+        case UInt8(ascii: "d"): .double
+        case UInt8(ascii: "s"): .string
+        case UInt8(ascii: "o"): .objectPath
+        case UInt8(ascii: "g"): .signature
+        case UInt8(ascii: "v"): .variant
+        default: nil
         }
     }
 

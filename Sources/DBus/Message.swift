@@ -48,9 +48,10 @@ public struct Message: Sendable {
 
     /// The body read as typed values; throws `InvalidArgs` if the types differ.
     public func decode<each T: DBusRepresentable>(as types: repeat (each T).Type) throws -> (repeat each T) {
-        let expected = Signature(unchecked: dbusTypes(repeat each types))
-        guard expected == signature else {
-            throw DBusError.invalidArgs("Expected a body of signature '\(expected)', got '\(signature)'")
+        let expected = dbusTypes(repeat each types)
+        guard body.hasTypes(expected) else {
+            throw DBusError.invalidArgs(
+                "Expected a body of signature '\(Signature(unchecked: expected))', got '\(signature)'")
         }
         let reader = ArgumentReader(body)
         return (repeat try reader.next((each T).self))
@@ -61,5 +62,14 @@ public struct Message: Sendable {
         guard kind == .error else { return nil }
         let text: String = if case .string(let text)? = body.first { text } else { "" }
         return DBusError(errorName ?? .failed, text)
+    }
+}
+
+extension [DBusValue] {
+    /// Whether these values are, one by one, of `types`.
+    func hasTypes(_ types: [DBusType]) -> Bool {
+        guard count == types.count else { return false }
+        for (value, type) in zip(self, types) where !value.hasType(type) { return false }
+        return true
     }
 }

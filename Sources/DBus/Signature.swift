@@ -22,9 +22,28 @@ public indirect enum DBusType: Hashable, Sendable, CustomStringConvertible {
 
     /// The type's signature text, such as `a{sv}`.
     public var description: String {
-        var text = ""
-        appendSignature(to: &text)
-        return text
+        switch self {
+        case .byte: "y"
+        case .boolean: "b"
+        case .int16: "n"
+        case .uint16: "q"
+        case .int32: "i"
+        case .uint32: "u"
+        case .int64: "x"
+        case .uint64: "t"
+        case .double: "d"
+        case .string: "s"
+        case .objectPath: "o"
+        case .signature: "g"
+        case .unixFD: "h"
+        case .variant: "v"
+        case .array, .dictionary, .structure:
+            {
+                var text = ""
+                appendSignature(to: &text)
+                return text
+            }()
+        }
     }
 
     func appendSignature(to text: inout String) {
