@@ -350,6 +350,9 @@ public struct Property<Value: DBusRepresentable>: Sendable {
     }
 
     /// Changes the value in place, atomically with respect to other writers.
+    ///
+    /// `body` runs while the interface's lock is held: it must be quick and
+    /// must not touch this interface (read or set its properties, emit its signals).
     public func update(_ body: (inout Value) throws -> Void) rethrows {
         try interface.update(name, as: Value.self, body)
     }

@@ -185,7 +185,10 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
 
     fileprivate func removeWatch(_ watch: OpaquePointer) {
         guard let data = dbus_watch_get_data(watch) else { return }
-        let box = Unmanaged<WatchSources>.fromOpaque(data).takeUnretainedValue()
+        cancel(Unmanaged<WatchSources>.fromOpaque(data).takeUnretainedValue())
+    }
+
+    private func cancel(_ box: WatchSources) {
         for source in box.sources { source.cancel() }
         // A suspended source must be resumed once to be released; it is cancelled, so it never fires.
         if !box.running { for source in box.sources { source.resume() } }
@@ -229,11 +232,7 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
 
     fileprivate func removeTimeout(_ timeout: OpaquePointer) {
         guard let data = dbus_timeout_get_data(timeout) else { return }
-        let box = Unmanaged<WatchSources>.fromOpaque(data).takeUnretainedValue()
-        for source in box.sources { source.cancel() }
-        if !box.running { for source in box.sources { source.resume() } }
-        box.running = true
-        box.sources = []
+        cancel(Unmanaged<WatchSources>.fromOpaque(data).takeUnretainedValue())
     }
 
     // MARK: Building messages

@@ -33,6 +33,18 @@ struct ServiceFixture: Sendable {
         try await bus.run(executable, arguments)
     }
 
+    /// Starts a python3-dbus client printing every signal of the test object
+    /// (`Python/watch_signals.py`) and returns once it is subscribed.
+    func watchSignals() async throws -> ChildProcess {
+        let watcher = try bus.spawn(
+            "/usr/bin/python3", [pythonScript("watch_signals.py"), TestService.busName.rawValue, TestService.path.rawValue])
+        guard await lines(of: watcher, until: { $0 == "READY" }).last == "READY" else {
+            watcher.kill()
+            throw DBusError(.failed, "the signal watcher did not start: \(watcher.capturedStderr)")
+        }
+        return watcher
+    }
+
     /// `gdbus call` on the test object; returns the output.
     func gdbusCall(_ method: String, _ arguments: String...) async throws -> ProcessOutput {
         try await bus.run(

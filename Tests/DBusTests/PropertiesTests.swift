@@ -6,11 +6,8 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct PropertiesTests {
     @Test func propertiesChangedCarriesOnlyWhatChangedOneSignalPerBatchAndFollowsEachPolicy() async throws {
         try await withTestService { fixture in
-            let watcher = try fixture.bus.spawn(
-                "/usr/bin/python3",
-                [pythonScript("watch_signals.py"), TestService.busName.rawValue, TestService.path.rawValue])
+            let watcher = try await fixture.watchSignals()
             defer { watcher.kill() }
-            #expect(await lines(of: watcher, until: { $0 == "READY" }).last == "READY")
             let test = fixture.test
 
             test.title.value = "A"  // one change: one signal with the value
@@ -45,11 +42,8 @@ import Testing
 
     @Test func aChangeMadeByAMethodHandlerIsOneSignalAndThePropertyReadsBackTheNewValues() async throws {
         try await withTestService { fixture in
-            let watcher = try fixture.bus.spawn(
-                "/usr/bin/python3",
-                [pythonScript("watch_signals.py"), TestService.busName.rawValue, TestService.path.rawValue])
+            let watcher = try await fixture.watchSignals()
             defer { watcher.kill() }
-            _ = await lines(of: watcher, until: { $0 == "READY" })
             let call = try await fixture.gdbusCall("org.mprisbridge.Test1.SetValues", "'from gdbus'", "0.5", "true")
             #expect(call.status == 0, "\(call.stderr)")
             fixture.test.done.emit()
@@ -69,11 +63,8 @@ import Testing
 
     @Test func aClientWriteGoesThroughTheSetterIsSnappedAndAnnounced() async throws {
         try await withTestService { fixture in
-            let watcher = try fixture.bus.spawn(
-                "/usr/bin/python3",
-                [pythonScript("watch_signals.py"), TestService.busName.rawValue, TestService.path.rawValue])
+            let watcher = try await fixture.watchSignals()
             defer { watcher.kill() }
-            _ = await lines(of: watcher, until: { $0 == "READY" })
             let set = try await fixture.gdbusCall(
                 "org.freedesktop.DBus.Properties.Set", "org.mprisbridge.Test1", "Rate", "<1.4>")
             #expect(set.status == 0, "\(set.stderr)")
