@@ -42,8 +42,7 @@ public final class Connection: Sendable {
     /// message is queued; a message that cannot be sent because the bus is gone is dropped.
     /// Throws `InvalidArgs` for a body that cannot be put on the wire.
     public func send(_ message: Message) throws {
-        for value in message.body { try value.validate() }
-        core.send(message)
+        try core.send(message)
     }
 
     /// Sends a method call and waits for its reply.
@@ -54,7 +53,7 @@ public final class Connection: Sendable {
     /// - Throws: the remote error as a ``DBusError``, or `Disconnected` if the bus goes away.
     public func call(_ message: Message, timeout: Duration = .seconds(25)) async throws -> Message {
         precondition(message.kind == .methodCall, "call(_:) sends method calls")
-        // The body is checked as it is marshalled; a bad one throws from here, unsent.
+        // The body is checked as it is marshalled, here; a bad one throws, unsent.
         return try await core.call(message, timeout: timeout)
     }
 
@@ -144,20 +143,25 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
 
     // MARK: Sending
 
-    /// Queues `message`. If it cannot be marshalled, `onFailure` hears why (on the queue);
-    /// if the bus is gone, it is dropped.
-    func send(_ message: Message, onFailure: (@Sendable (DBusError) -> Void)? = nil) {
+    /// Marshals `message` on the calling thread, throwing if it cannot go on the wire, and
+    /// queues it. A message for a bus that is gone is dropped.
+    func send(_ message: Message) throws {
+        let outgoing = try OutgoingMessage(message)
         queue.async { [self] in
             guard !disconnected else { return }
-            do { try raw.send(message) } catch { onFailure?(DBusError.from(error)) }
+            _ = try? raw.send(outgoing)
         }
     }
 
     func call(_ message: Message, timeout: Duration) async throws -> Message {
+        let outgoing = try OutgoingMessage(message)
+        let member = message.member?.rawValue ?? "call"
         let ticket = CallTicket()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                queue.async { [self] in start(message, timeout: timeout, ticket: ticket, continuation: continuation) }
+                queue.async { [self] in
+                    start(outgoing, member: member, timeout: timeout, ticket: ticket, continuation: continuation)
+                }
             }
         } onCancel: {
             queue.async { [self] in
@@ -168,7 +172,7 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
     }
 
     private func start(
-        _ message: Message, timeout: Duration, ticket: CallTicket,
+        _ message: OutgoingMessage, member: String, timeout: Duration, ticket: CallTicket,
         continuation: CheckedContinuation<Message, any Error>
     ) {
         guard !ticket.cancelled else { return continuation.resume(throwing: CancellationError()) }
@@ -178,7 +182,7 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
         ticket.serial = serial
         let deadline = DispatchTime.now() + timeout.dispatchInterval
         pending[serial] = PendingCall(
-            continuation: continuation, deadline: deadline, member: message.member?.rawValue ?? "call", timeout: timeout)
+            continuation: continuation, deadline: deadline, member: member, timeout: timeout)
         if timerDeadline.map({ deadline < $0 }) ?? true { armTimer(for: deadline) }
     }
 

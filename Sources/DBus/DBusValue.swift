@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Any D-Bus value, with its exact wire type.
 ///
 /// Most code never touches this enum: interfaces are written with Swift types
@@ -80,63 +76,11 @@ public enum DBusValue: Hashable, Sendable {
             return false
         }
     }
-
-    /// Checks what the type system cannot: array elements and dictionary
-    /// entries match their declared types, strings hold no NUL, structs are not
-    /// empty, and nesting stays within the spec's limit of 64 containers
-    /// (variants included).
-    func validate(depth: Int = 0) throws {
-        if depth > 64 {
-            throw DBusError(.limitsExceeded, "The value nests more than 64 containers, the D-Bus limit")
-        }
-        switch self {
-        case .string(let text):
-            if text.containsNUL { throw DBusError.stringContainsNUL }
-        case .array(let element, let items):
-            for item in items {
-                guard item.hasType(element) else {
-                    throw DBusError.invalidArgs("An array of '\(element)' holds a value of type '\(item.type)'")
-                }
-                try item.validate(depth: depth + 1)
-            }
-            if element.containsUnixFD { throw DBusError.unixFDNotSupported }
-        case .dictionary(let keyType, let valueType, let entries):
-            if keyType.containsUnixFD || valueType.containsUnixFD { throw DBusError.unixFDNotSupported }
-            guard keyType.isBasic else {
-                throw DBusError.invalidArgs("A dictionary key must be a basic type, not '\(keyType)'")
-            }
-            for entry in entries {
-                guard entry.key.hasType(keyType), entry.value.hasType(valueType) else {
-                    throw DBusError.invalidArgs(
-                        "A dictionary of '{\(keyType)\(valueType)}' holds an entry of type '{\(entry.key.type)\(entry.value.type)}'")
-                }
-                try entry.key.validate(depth: depth + 2)
-                try entry.value.validate(depth: depth + 2)
-            }
-        case .structure(let fields):
-            if fields.isEmpty { throw DBusError.invalidArgs("A D-Bus struct needs at least one field") }
-            for field in fields { try field.validate(depth: depth + 1) }
-        case .variant(let variant):
-            try variant.value.validate(depth: depth + 1)
-        default:
-            break
-        }
-    }
 }
 
 extension Signature {
     func checkNotFD() throws {
         if types.contains(where: \.containsUnixFD) { throw DBusError.unixFDNotSupported }
-    }
-}
-
-extension String {
-    /// Whether the text holds a NUL, which a D-Bus string cannot carry.
-    var containsNUL: Bool {
-        var copy = self
-        return copy.withUTF8 { bytes in
-            bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false
-        }
     }
 }
 

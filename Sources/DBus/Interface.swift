@@ -267,7 +267,8 @@ public final class Interface: Sendable {
             .array(.string, invalidated.map(DBusValue.string)),
         ]
         for attachment in attachments {
-            attachment.core?.send(
+            // The body holds values of declared types; a NUL in a string is the only way it can fail.
+            try? attachment.core?.send(
                 .signal(
                     path: attachment.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
                     body: body))
@@ -278,7 +279,7 @@ public final class Interface: Sendable {
         // Property changes made before the signal go out before it, even inside a batch.
         flushChanges()
         for attachment in state.withLock({ $0.attachments }) {
-            attachment.core?.send(.signal(path: attachment.path, interface: name, member: signal, body: body))
+            try? attachment.core?.send(.signal(path: attachment.path, interface: name, member: signal, body: body))
         }
     }
 

@@ -26,6 +26,19 @@ public enum BusAddress: Sendable, Equatable {
 
 private let threadsInitialized: Bool = dbus_threads_init_default() != 0
 
+/// A message marshalled for libdbus, ready to queue. Built on the sender's thread, so a body
+/// that cannot go on the wire throws there, and marshalling stays off the connection's queue.
+final class OutgoingMessage: @unchecked Sendable {  // owned by one thread at a time; libdbus refcounts are thread-safe once threads are initialised
+    fileprivate let pointer: OpaquePointer
+
+    init(_ message: Message) throws {
+        precondition(threadsInitialized, "libdbus could not initialise its thread support")
+        pointer = try RawConnection.build(message)
+    }
+
+    deinit { dbus_message_unref(pointer) }
+}
+
 /// A libdbus connection confined to `queue`.
 final class RawConnection: @unchecked Sendable {  // every member is used on `queue` only (checked by dispatchPrecondition)
     let queue: DispatchQueue
@@ -106,13 +119,11 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
 
     /// Queues `message` for sending and returns the serial it was given. On `queue`.
     @discardableResult
-    func send(_ message: Message) throws -> UInt32 {
+    func send(_ message: OutgoingMessage) throws -> UInt32 {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !closed, dbus_connection_get_is_connected(connection) != 0 else { throw DBusError.disconnected() }
-        let raw = try RawConnection.build(message)
-        defer { dbus_message_unref(raw) }
         var serial: dbus_uint32_t = 0
-        guard dbus_connection_send(connection, raw, &serial) != 0 else {
+        guard dbus_connection_send(connection, message.pointer, &serial) != 0 else {
             throw DBusError(.failed, "libdbus ran out of memory queueing a message")
         }
         return serial
@@ -237,7 +248,7 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
 
     // MARK: Building messages
 
-    private static func build(_ message: Message) throws -> OpaquePointer {
+    fileprivate static func build(_ message: Message) throws -> OpaquePointer {
         let raw: OpaquePointer?
         switch message.kind {
         case .methodCall:

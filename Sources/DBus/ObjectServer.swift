@@ -356,15 +356,17 @@ struct Replier: Sendable {
 
     func values(_ body: [DBusValue]) {
         guard call.expectsReply else { return }
-        // A body that cannot be put on the wire (a NUL in a string, say) still gets an answer.
-        core.send(reply(.methodReturn, body: body, errorName: nil)) { [self] failure in
-            core.send(reply(.error, body: [.string(failure.message)], errorName: failure.name))
+        do {
+            try core.send(reply(.methodReturn, body: body, errorName: nil))
+        } catch {
+            // A body that cannot be put on the wire (a NUL in a string, say) still gets an answer.
+            self.error(DBusError.from(error))
         }
     }
 
     func error(_ error: DBusError) {
         guard call.expectsReply else { return }
-        core.send(reply(.error, body: [.string(error.message.replacingAll("\0", with: ""))], errorName: error.name))
+        try? core.send(reply(.error, body: [.string(error.message.replacingAll("\0", with: ""))], errorName: error.name))
     }
 
     private func reply(_ kind: Message.Kind, body: [DBusValue], errorName: ErrorName?) -> Message {

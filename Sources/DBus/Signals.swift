@@ -112,7 +112,7 @@ extension Connection {
                 destination: .bus, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
                 member: "RemoveMatch", body: [.string(rule.text)])
             removal.expectsReply = false
-            core.send(removal)
+            try? core.send(removal)
         }
         return stream
     }
