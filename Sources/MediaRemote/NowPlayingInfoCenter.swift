@@ -1,0 +1,133 @@
+import Synchronization
+
+/// Publishes what is playing: Apple's `MPNowPlayingInfoCenter` in shape.
+///
+/// The app publishes a ``NowPlayingInfo`` whenever something remotes show
+/// changes: a new item, play, pause, a seek, a new rate. It does **not**
+/// publish while time simply passes: remotes extrapolate the position from
+/// the elapsed time, the rate and the instant of publication, and so does
+/// ``position(at:)``.
+///
+/// Observers hear about each publication with the previous and new values
+/// and whether the position jumped (``NowPlayingUpdate/isPositionJump``),
+/// which is what MPRIS's `Seeked` signal needs.
+///
+/// Thread safety: every member may be used from any thread or task.
+public final class NowPlayingInfoCenter: Sendable {
+    /// How far a published position may differ from the extrapolated one
+    /// before it counts as a jump. Players report positions with some jitter;
+    /// a real seek is much larger.
+    public static let jumpTolerance: Duration = .milliseconds(250)
+
+    private let state: Mutex<State>
+
+    struct State {
+        var info: NowPlayingInfo?
+        var publishedAt: ContinuousClock.Instant
+        var volume: Double = 1
+        var observers: [UInt64: @Sendable (NowPlayingUpdate) -> Void] = [:]
+        var nextObserver: UInt64 = 0
+    }
+
+    /// Creates a centre with nothing loaded and full volume.
+    public init() {
+        state = Mutex(State(publishedAt: .now))
+    }
+
+    /// The last published value; `nil` when nothing is loaded. Setting it publishes it now.
+    public var nowPlayingInfo: NowPlayingInfo? {
+        get { state.withLock { $0.info } }
+        set { publish(newValue) }
+    }
+
+    /// The instant the current value was published.
+    public var publishedAt: ContinuousClock.Instant { state.withLock { $0.publishedAt } }
+
+    /// The output volume remotes show: linear, 0 is silent and 1 full. Set it
+    /// after the app changed its volume; negative or NaN values become 0.
+    public var volume: Double {
+        get { state.withLock { $0.volume } }
+        set {
+            let volume = newValue.isNaN ? 0 : max(newValue, 0)
+            let update = state.withLock { state -> (NowPlayingUpdate, [@Sendable (NowPlayingUpdate) -> Void])? in
+                guard state.volume != volume else { return nil }
+                state.volume = volume
+                let update = NowPlayingUpdate(
+                    previous: state.info, current: state.info, publishedAt: state.publishedAt, volume: volume,
+                    isPositionJump: false)
+                return (update, Array(state.observers.values))
+            }
+            if let (update, observers) = update { for observer in observers { observer(update) } }
+        }
+    }
+
+    /// Publishes `info` as of `instant` (normally now) and tells the observers.
+    ///
+    /// Publishing a value equal to the current one, at a moment when the
+    /// extrapolated position matches it, still tells observers; they compare
+    /// values and announce only what changed.
+    public func publish(_ info: NowPlayingInfo?, at instant: ContinuousClock.Instant = .now) {
+        let (update, observers) = state.withLock { state in
+            let previous = state.info
+            let jump = Self.isJump(from: previous, publishedAt: state.publishedAt, to: info, at: instant)
+            state.info = info
+            state.publishedAt = instant
+            let update = NowPlayingUpdate(
+                previous: previous, current: info, publishedAt: instant, volume: state.volume, isPositionJump: jump)
+            return (update, Array(state.observers.values))
+        }
+        for observer in observers { observer(update) }
+    }
+
+    /// The position of the current item at `instant`, extrapolated from the
+    /// last publication; `nil` when nothing is loaded.
+    public func position(at instant: ContinuousClock.Instant = .now) -> Duration? {
+        let (info, publishedAt) = state.withLock { ($0.info, $0.publishedAt) }
+        guard let info else { return nil }
+        return info.extrapolatedPosition(after: max(instant - publishedAt, .zero))
+    }
+
+    /// Calls `observer` after each publication and volume change, synchronously
+    /// on the publishing thread, in publication order. It must be quick.
+    @discardableResult
+    public func observe(_ observer: @escaping @Sendable (NowPlayingUpdate) -> Void) -> Observation {
+        let id = state.withLock { state in
+            let id = state.nextObserver
+            state.nextObserver += 1
+            state.observers[id] = observer
+            return id
+        }
+        return Observation { [weak self] in self?.state.withLock { _ = $0.observers.removeValue(forKey: id) } }
+    }
+
+    /// Whether going from `previous` to `next` moves the position of the same
+    /// item away from where it would have been by more than ``jumpTolerance``
+    /// (a seek, or the item starting over).
+    static func isJump(
+        from previous: NowPlayingInfo?, publishedAt: ContinuousClock.Instant, to next: NowPlayingInfo?,
+        at instant: ContinuousClock.Instant
+    ) -> Bool {
+        guard let previous, let next, previous.effectiveIdentifier == next.effectiveIdentifier, !next.isLiveStream
+        else { return false }
+        let expected = previous.extrapolatedPosition(after: max(instant - publishedAt, .zero))
+        let difference = next.elapsedPlaybackTime - expected
+        return difference > jumpTolerance || difference < .zero - jumpTolerance
+    }
+}
+
+/// One publication (or volume change) as observers see it.
+public struct NowPlayingUpdate: Sendable {
+    /// The value before; `nil` when nothing was loaded.
+    public let previous: NowPlayingInfo?
+    /// The value now; `nil` when nothing is loaded.
+    public let current: NowPlayingInfo?
+    /// The instant `current` was published.
+    public let publishedAt: ContinuousClock.Instant
+    /// The output volume now.
+    public let volume: Double
+    /// Whether the position of the same item jumped (a seek, or a restart of the item).
+    public let isPositionJump: Bool
+
+    /// Whether a different item (or none) is now loaded.
+    public var isNewItem: Bool { previous?.effectiveIdentifier != current?.effectiveIdentifier }
+}
