@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "DBusTestSupport", targets: ["DBusTestSupport"]),
+        .library(name: "MediaRemote", targets: ["MediaRemote"]),
+        .library(name: "MPRIS", targets: ["MPRIS"]),
     ],
     targets: [
         // libdbus-1, imported through a shim header (see Sources/CDBus/shim.h).
@@ -16,6 +18,14 @@ let package = Package(
         ),
         // A general Swift D-Bus library: values, connection, client, serving. Knows nothing of MPRIS.
         .target(name: "DBus", dependencies: ["CDBus"]),
+        // Apple's remote-command and now-playing model, in pure Swift: no D-Bus, no GStreamer.
+        .target(name: "MediaRemote"),
+        .testTarget(name: "MediaRemoteTests", dependencies: ["MediaRemote"]),
+        // MediaRemote's D-Bus face: MPRIS 2.2 and the project's extension interface.
+        .target(name: "MPRIS", dependencies: ["DBus", "MediaRemote"]),
+        .testTarget(
+            name: "MPRISTests", dependencies: ["MPRIS", "MediaRemote", "DBus", "DBusTestSupport"],
+            exclude: ["Python"]),
         // The README's ten-line service.
         .executableTarget(name: "counter-example", dependencies: ["DBus"], path: "Examples/CounterExample"),
         // Private bus fixture and real-client runners shared by every test target.

@@ -8,7 +8,7 @@ import Testing
         try await withTestService { fixture in
             let output = try await fixture.run(
                 "/usr/bin/python3",
-                [pythonScript("contract.py"), TestService.busName.rawValue, TestService.path.rawValue,
+                ["\(repositoryRoot)/Scripts/check-contract.py", TestService.busName.rawValue, TestService.path.rawValue,
                  "\(repositoryRoot)/dbus/test/org.mprisbridge.Test1.xml"])
             #expect(output.status == 0, "\(output.stdout)\(output.stderr)")
             #expect(output.stdout == "match 18 members\n")
@@ -25,7 +25,7 @@ import Testing
             _ = try await service.requestName(TestService.busName)
             let output = try await bus.run(
                 "/usr/bin/python3",
-                [pythonScript("contract.py"), TestService.busName.rawValue, TestService.path.rawValue,
+                ["\(repositoryRoot)/Scripts/check-contract.py", TestService.busName.rawValue, TestService.path.rawValue,
                  "\(repositoryRoot)/dbus/test/org.mprisbridge.Test1.xml"])
             #expect(output.status == 1)
             #expect(output.stdout.contains("org.mprisbridge.Test1 method Add: contract ('in=xx', 'out=x'), served ('in=ii', 'out=i')"))

@@ -1,7 +1,8 @@
+#!/usr/bin/python3
 """Compares the interfaces a running object introspects with contract XML
 files, member by member and signature by signature (argument names are
 documentation and not compared). Prints `match N members` or each difference.
-Usage: contract.py BUS_NAME PATH CONTRACT.xml [CONTRACT.xml …]"""
+Usage: Scripts/check-contract.py BUS_NAME PATH CONTRACT.xml [CONTRACT.xml …]"""
 import sys
 import xml.etree.ElementTree as ElementTree
 import dbus

@@ -1,0 +1,143 @@
+import DBus
+import MediaRemote
+
+/// `org.mprisbridge.Player1`, next to the MPRIS interfaces on
+/// `/org/mpris/MediaPlayer2`: what Apple's command centre has and MPRIS lacks.
+///
+/// - Feedback: like, dislike and bookmark, each with `Can…` (available),
+///   `…Active` (the current item has it), `…Title` and `…ShortTitle`
+///   (localized button labels), and a method taking the state to set.
+///   `RadioMode` is true while any of them is available; the Player's
+///   `CanGoPrevious` is then false.
+/// - Scanning: `Begin/EndSeekForward`, `Begin/EndSeekBackward` (fast-forward
+///   and rewind while a button is held), with `CanSeekForward/Backward`.
+/// - Skipping by the app's preferred intervals (seconds), for skip buttons.
+/// - Rates: `SupportedRates`, and `CycleRate`, which moves to the next
+///   faster supported rate and wraps from the fastest to the slowest.
+///
+/// Changes are signalled with `PropertiesChanged`, like the MPRIS interfaces.
+final class ExtensionInterface: Sendable {
+    static let name: InterfaceName = "org.mprisbridge.Player1"
+
+    let interface = Interface(ExtensionInterface.name)
+    private let commands: RemoteCommandCenter
+    private let feedback: [(RemoteCommand<FeedbackCommandEvent>, FeedbackProperties)]
+    let radioMode: Property<Bool>
+    let canSeekForward: Property<Bool>
+    let canSeekBackward: Property<Bool>
+    let canSkipForward: Property<Bool>
+    let canSkipBackward: Property<Bool>
+    let skipForwardIntervals: Property<[Double]>
+    let skipBackwardIntervals: Property<[Double]>
+    let supportedRates: Property<[Double]>
+
+    struct FeedbackProperties: Sendable {
+        let available: Property<Bool>
+        let active: Property<Bool>
+        let title: Property<String>
+        let shortTitle: Property<String>
+    }
+
+    init(commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter) {
+        self.commands = commands
+        let interface = self.interface
+
+        func declareFeedback(
+            _ command: RemoteCommand<FeedbackCommandEvent>, method: MemberName, verb: String,
+            _ can: MemberName, _ active: MemberName, _ title: MemberName, _ shortTitle: MemberName
+        ) -> (RemoteCommand<FeedbackCommandEvent>, FeedbackProperties) {
+            interface.method(method, arguments: ["Active"]) { (active: Bool) async throws in
+                try await command.performForRemote(
+                    FeedbackCommandEvent(isNegative: !active), action: active ? verb : "undo \(verb)")
+            }
+            return (
+                command,
+                FeedbackProperties(
+                    available: interface.property(can, false),
+                    active: interface.property(active, false),
+                    title: interface.property(title, command.localizedTitle),
+                    shortTitle: interface.property(shortTitle, command.localizedShortTitle))
+            )
+        }
+        feedback = [
+            declareFeedback(
+                commands.likeCommand, method: "Like", verb: "like the item",
+                "CanLike", "LikeActive", "LikeTitle", "LikeShortTitle"),
+            declareFeedback(
+                commands.dislikeCommand, method: "Dislike", verb: "dislike the item",
+                "CanDislike", "DislikeActive", "DislikeTitle", "DislikeShortTitle"),
+            declareFeedback(
+                commands.bookmarkCommand, method: "Bookmark", verb: "bookmark the item",
+                "CanBookmark", "BookmarkActive", "BookmarkTitle", "BookmarkShortTitle"),
+        ]
+        radioMode = interface.property("RadioMode", false)
+
+        interface.method("BeginSeekForward") { () async throws in
+            try await commands.seekForwardCommand.performForRemote(.init(.beginSeeking), action: "scan forward")
+        }
+        interface.method("EndSeekForward") { () async throws in
+            try await commands.seekForwardCommand.performForRemote(.init(.endSeeking), action: "end scanning")
+        }
+        interface.method("BeginSeekBackward") { () async throws in
+            try await commands.seekBackwardCommand.performForRemote(.init(.beginSeeking), action: "scan backward")
+        }
+        interface.method("EndSeekBackward") { () async throws in
+            try await commands.seekBackwardCommand.performForRemote(.init(.endSeeking), action: "end scanning")
+        }
+        canSeekForward = interface.property("CanSeekForward", false)
+        canSeekBackward = interface.property("CanSeekBackward", false)
+
+        interface.method("SkipForward") { () async throws in
+            let command = commands.skipForwardCommand
+            guard let interval = command.preferredIntervals.first else { return }
+            try await command.performForRemote(SkipIntervalCommandEvent(interval: interval), action: "skip forward")
+        }
+        interface.method("SkipBackward") { () async throws in
+            let command = commands.skipBackwardCommand
+            guard let interval = command.preferredIntervals.first else { return }
+            try await command.performForRemote(SkipIntervalCommandEvent(interval: interval), action: "skip backward")
+        }
+        canSkipForward = interface.property("CanSkipForward", false)
+        canSkipBackward = interface.property("CanSkipBackward", false)
+        skipForwardIntervals = interface.property("SkipForwardIntervals", [Double]())
+        skipBackwardIntervals = interface.property("SkipBackwardIntervals", [Double]())
+
+        interface.method("CycleRate", results: ["Rate"]) { () async throws -> Double in
+            let command = commands.changePlaybackRateCommand
+            let current = nowPlaying.nowPlayingInfo?.nominalRate ?? 1
+            guard command.isAvailable else { return current }
+            let next = command.options.supportedRate(after: current)
+            try await command.performForRemote(ChangePlaybackRateCommandEvent(playbackRate: next), action: "change the rate")
+            return nowPlaying.nowPlayingInfo?.nominalRate ?? 1
+        }
+        supportedRates = interface.property("SupportedRates", [1.0])
+    }
+
+    func refresh() {
+        interface.batch {
+            for (command, properties) in feedback {
+                let options = command.options
+                properties.available.value = command.isAvailable
+                properties.active.value = options.isActive
+                properties.title.value = options.localizedTitle
+                properties.shortTitle.value = options.localizedShortTitle
+            }
+            radioMode.value = commands.isInRadioMode
+            canSeekForward.value = commands.seekForwardCommand.isAvailable
+            canSeekBackward.value = commands.seekBackwardCommand.isAvailable
+            canSkipForward.value = commands.skipForwardCommand.isAvailable
+            canSkipBackward.value = commands.skipBackwardCommand.isAvailable
+            skipForwardIntervals.value = commands.skipForwardCommand.preferredIntervals.map(\.seconds)
+            skipBackwardIntervals.value = commands.skipBackwardCommand.preferredIntervals.map(\.seconds)
+            supportedRates.value = commands.changePlaybackRateCommand.supportedPlaybackRates
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,173 @@
+import DBus
+import MediaRemote
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Who the player is, as MPRIS clients show it.
+public struct MPRISConfiguration: Sendable {
+    /// The last element of the bus name `org.mpris.MediaPlayer2.<playerName>`:
+    /// letters, digits, `_` and `-`, not starting with a digit.
+    public var playerName: String
+    /// The name people see ("Music Box").
+    public var identity: String
+    /// The desktop file's basename without `.desktop`, if the app has one.
+    public var desktopEntry: String?
+    /// Brings the app's window to the front; `CanRaise` is true when set.
+    public var raise: (@Sendable () async -> Void)?
+    /// Quits the app; `CanQuit` is true when set.
+    public var quit: (@Sendable () async -> Void)?
+    /// Where artwork images are cached; `nil` is `$XDG_CACHE_HOME/mpris-bridge/artwork`.
+    public var artworkCacheDirectory: String?
+
+    public init(
+        playerName: String, identity: String, desktopEntry: String? = nil,
+        raise: (@Sendable () async -> Void)? = nil, quit: (@Sendable () async -> Void)? = nil,
+        artworkCacheDirectory: String? = nil
+    ) {
+        self.playerName = playerName
+        self.identity = identity
+        self.desktopEntry = desktopEntry
+        self.raise = raise
+        self.quit = quit
+        self.artworkCacheDirectory = artworkCacheDirectory
+    }
+}
+
+/// Publishes an app's ``RemoteCommandCenter`` and ``NowPlayingInfoCenter``
+/// on D-Bus as an MPRIS 2.2 media player, so media keys, `playerctl`, desktop
+/// shells and head units control it.
+///
+/// ```swift
+/// let service = try MPRISService(
+///     configuration: MPRISConfiguration(playerName: "musicbox", identity: "Music Box"),
+///     commands: commands, nowPlaying: nowPlaying)
+/// let name = try await service.publish(on: try await Connection.session())
+/// ```
+///
+/// On `/org/mpris/MediaPlayer2` it serves `org.mpris.MediaPlayer2`,
+/// `org.mpris.MediaPlayer2.Player` and the project's extension interface
+/// `org.mprisbridge.Player1`. Every property follows the two centres: a
+/// command enabled or disabled, a new now-playing value or volume each become
+/// one `PropertiesChanged` per interface, with only what changed; a jump of
+/// the position becomes `Seeked`. `Position` is computed at every read.
+///
+/// Commands from remotes go to the app's targets; an unavailable command has
+/// no effect, and a failure status comes back to the remote as a
+/// ``CommandError``.
+public final class MPRISService: Sendable {
+    /// The object path of every MPRIS player.
+    public static let objectPath: ObjectPath = "/org/mpris/MediaPlayer2"
+
+    public let commands: RemoteCommandCenter
+    public let nowPlaying: NowPlayingInfoCenter
+    /// The bus name asked for: `org.mpris.MediaPlayer2.<playerName>`.
+    public let requestedName: BusName
+
+    private let root: RootInterface
+    private let player: PlayerInterface
+    private let extensions: ExtensionInterface
+    private let artwork: ArtworkCache
+    private let state = Mutex(Published())
+
+    private struct Published {
+        var connection: Connection?
+        var busName: BusName?
+        var observations: [Observation] = []
+    }
+
+    /// Builds the interfaces. Throws `InvalidArgs` when `playerName` cannot end a bus name.
+    public init(configuration: MPRISConfiguration, commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter)
+        throws
+    {
+        requestedName = try BusName(validating: "org.mpris.MediaPlayer2.\(configuration.playerName)")
+        self.commands = commands
+        self.nowPlaying = nowPlaying
+        root = RootInterface(configuration: configuration, commands: commands)
+        player = PlayerInterface(commands: commands, nowPlaying: nowPlaying)
+        extensions = ExtensionInterface(commands: commands, nowPlaying: nowPlaying)
+        artwork = ArtworkCache(
+            directory: configuration.artworkCacheDirectory
+                ?? ArtworkCache.defaultDirectory(environment: Self.environment(["XDG_CACHE_HOME", "HOME"])))
+    }
+
+    /// The bus name owned after ``publish(on:)``: the requested name, or
+    /// `…<playerName>.instance<pid>` when another process had it.
+    public var busName: BusName? { state.withLock { $0.busName } }
+
+    /// Exports the player on `connection` and takes its bus name.
+    ///
+    /// `CanControl` is fixed here (constant, as the specification says): false
+    /// only if the app offers no command at all, so configure the command
+    /// centre first. Returns the name owned.
+    @discardableResult
+    public func publish(on connection: Connection) async throws -> BusName {
+        player.canControl.value = commands.hasAvailableCommand
+        refresh()
+        let player = self.player
+        let observations = [
+            commands.observeChanges { [weak self] in self?.refresh() },
+            nowPlaying.observe { [weak self] update in
+                self?.refresh()
+                if update.isPositionJump, let current = update.current {
+                    player.seeked.emit(current.elapsedPlaybackTime.microseconds)
+                }
+            },
+        ]
+        // Objects first, then the name, so no call arrives before they exist.
+        try connection.export([root.interface, player.interface, extensions.interface], at: Self.objectPath)
+        state.withLock {
+            $0.connection = connection
+            $0.observations = observations
+        }
+        do {
+            let name = try await connection.requestName(requestedName, orInstanceFallbackFor: getpid())
+            state.withLock { $0.busName = name }
+            return name
+        } catch {
+            await unpublish()
+            throw error
+        }
+    }
+
+    /// Releases the bus name and removes the objects; the centres are no longer observed.
+    public func unpublish() async {
+        let published = state.withLock { state in
+            let published = state
+            state = Published()
+            return published
+        }
+        for observation in published.observations { observation.cancel() }
+        guard let connection = published.connection else { return }
+        if let name = published.busName { _ = try? await connection.releaseName(name) }
+        connection.unexport(at: Self.objectPath)
+    }
+
+    private func refresh() {
+        let artwork = self.artwork
+        root.refresh()
+        player.refresh { art in
+            switch art {
+            case .url(let url): url
+            // Bytes the cache refuses (not an image, too large, disk full) simply give no artUrl.
+            case .imageData(let data): try? artwork.fileURL(for: data)
+            }
+        }
+        extensions.refresh()
+    }
+
+    private static func environment(_ names: [String]) -> [String: String] {
+        var values: [String: String] = [:]
+        for name in names {
+            if let value = getenv(name) { values[name] = String(cString: value) }
+        }
+        return values
+    }
+}

@@ -1,0 +1,264 @@
+import DBus
+import MediaRemote
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `org.mpris.MediaPlayer2.Player`: the remote commands as methods and
+/// writable properties, the now-playing value as `Metadata`,
+/// `PlaybackStatus`, `Rate` and `Position`.
+///
+/// Every property's value is derived from the command centre and the
+/// now-playing centre by ``refresh(artURL:)``, which the service calls after
+/// each change there; unchanged values signal nothing, and the changed ones go
+/// out in one `PropertiesChanged`.
+final class PlayerInterface: Sendable {
+    static let name: InterfaceName = "org.mpris.MediaPlayer2.Player"
+
+    let interface = Interface(PlayerInterface.name)
+    private let commands: RemoteCommandCenter
+    private let nowPlaying: NowPlayingInfoCenter
+
+    /// `Playing`, `Paused` or `Stopped`; nothing loaded is `Stopped`, an interruption `Paused`.
+    let playbackStatus: Property<String>
+    /// `None`, `Track` or `Playlist`: the command centre's current repeat mode.
+    /// A write carries the requested mode to the app (never a toggle); the
+    /// property then shows the mode the app reports.
+    let loopStatus: Property<String>
+    /// The rate being played (never 0: a paused player shows its playing rate).
+    /// A write of 0 pauses; another write is snapped to the nearest supported
+    /// rate and carried to the app; NaN, infinities and negative rates are
+    /// refused with `InvalidArgs`.
+    let rate: Property<Double>
+    /// Whether the queue is shuffled. A write carries the requested state to the app.
+    let shuffle: Property<Bool>
+    /// The current item's metadata; only `mpris:trackid` = `NoTrack` when nothing is loaded.
+    let metadata: Property<Metadata>
+    /// Linear volume, 0 silent, 1 full. A write is carried to the app;
+    /// negative becomes 0; NaN and infinities are refused with `InvalidArgs`.
+    let volume: Property<Double>
+    /// The slowest and fastest supported rates.
+    let minimumRate: Property<Double>
+    let maximumRate: Property<Double>
+    /// Capabilities, from the availability of the matching commands.
+    let canGoNext: Property<Bool>
+    /// False in radio mode (a feedback command is available).
+    let canGoPrevious: Property<Bool>
+    let canPlay: Property<Bool>
+    let canPause: Property<Bool>
+    /// Whether some way of seeking is available and the item is not a live stream.
+    let canSeek: Property<Bool>
+    /// Constant once published: false only when the app offers no command at all.
+    let canControl: Property<Bool>
+    /// `Seeked(x Position)`: the position (µs) after every jump: a seek, a new
+    /// position, or the item starting over. Never sent for a new item.
+    let seeked: SignalEmitter<Int64>
+
+    init(commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter) {
+        self.commands = commands
+        self.nowPlaying = nowPlaying
+        let interface = self.interface
+
+        // MARK: Methods
+        //
+        // A method whose capability is false has no effect and is not an error,
+        // as the specification says; a handler's failure is a CommandError.
+
+        interface.method("Next") { () async throws in
+            try await commands.nextTrackCommand.performForRemote(RemoteCommandEvent(), action: "go to the next track")
+        }
+        interface.method("Previous") { () async throws in
+            guard !commands.isInRadioMode else { return }
+            try await commands.previousTrackCommand.performForRemote(
+                RemoteCommandEvent(), action: "go to the previous track")
+        }
+        interface.method("Pause") { () async throws in
+            if commands.pauseCommand.isAvailable {
+                try await commands.pauseCommand.performForRemote(RemoteCommandEvent(), action: "pause")
+            } else if nowPlaying.nowPlayingInfo?.playbackState == .playing {
+                try await commands.togglePlayPauseCommand.performForRemote(RemoteCommandEvent(), action: "pause")
+            }
+        }
+        interface.method("PlayPause") { () async throws in
+            if commands.togglePlayPauseCommand.isAvailable {
+                try await commands.togglePlayPauseCommand.performForRemote(
+                    RemoteCommandEvent(), action: "toggle play and pause")
+            } else if nowPlaying.nowPlayingInfo?.playbackState == .playing {
+                try await commands.pauseCommand.performForRemote(RemoteCommandEvent(), action: "pause")
+            } else {
+                try await commands.playCommand.performForRemote(RemoteCommandEvent(), action: "play")
+            }
+        }
+        interface.method("Stop") { () async throws in
+            try await commands.stopCommand.performForRemote(RemoteCommandEvent(), action: "stop")
+        }
+        interface.method("Play") { () async throws in
+            if commands.playCommand.isAvailable {
+                try await commands.playCommand.performForRemote(RemoteCommandEvent(), action: "play")
+            } else if nowPlaying.nowPlayingInfo?.playbackState != .playing {
+                try await commands.togglePlayPauseCommand.performForRemote(RemoteCommandEvent(), action: "play")
+            }
+        }
+        interface.method("Seek", arguments: ["Offset"]) { (offset: Int64) async throws in
+            try await Self.seek(by: .microseconds(offset), commands: commands, nowPlaying: nowPlaying)
+        }
+        interface.method("SetPosition", arguments: ["TrackId", "Position"]) {
+            (trackID: ObjectPath, position: Int64) async throws in
+            // A stale track id, a negative position or one past the end is ignored, as the specification says.
+            guard let info = nowPlaying.nowPlayingInfo, !info.isLiveStream,
+                Metadata.trackID(forIdentifier: info.effectiveIdentifier) == trackID, position >= 0
+            else { return }
+            let target = Duration.microseconds(position)
+            if let length = info.playbackDuration, target > length { return }
+            try await commands.changePlaybackPositionCommand.performForRemote(
+                ChangePlaybackPositionCommandEvent(positionTime: target), action: "change the position")
+        }
+        interface.method("OpenUri", arguments: ["Uri"]) { (uri: String) async throws in
+            let command = commands.openURLCommand
+            guard command.isAvailable else { return }
+            guard let url = URL(string: uri), let scheme = url.scheme?.lowercased() else {
+                throw DBusError(.invalidArgs, "'\(uri)' is not a URI.")
+            }
+            guard command.supportedURLSchemes.contains(scheme) else {
+                throw DBusError(
+                    .notSupported,
+                    "The player cannot open '\(scheme)' URIs; it supports \(command.supportedURLSchemes.joined(separator: ", ")).")
+            }
+            try await command.performForRemote(OpenURLCommandEvent(url: url), action: "open \(uri)")
+        }
+
+        // MARK: Properties
+
+        playbackStatus = interface.property("PlaybackStatus", "Stopped")
+        loopStatus = interface.property("LoopStatus", "None", access: .readWrite) { (requested: String) async throws in
+            guard let mode = RepeatType(loopStatus: requested) else {
+                throw DBusError(.invalidArgs, "LoopStatus must be None, Track or Playlist, not '\(requested)'.")
+            }
+            try await commands.changeRepeatModeCommand.performForRemote(
+                ChangeRepeatModeCommandEvent(repeatType: mode), action: "change the repeat mode")
+            return commands.changeRepeatModeCommand.currentRepeatType.loopStatus
+        }
+        rate = interface.property("Rate", 1.0, access: .readWrite) { (requested: Double) async throws in
+            guard requested.isFinite, requested >= 0 else {
+                throw DBusError(.invalidArgs, "Rate must be a finite number of at least 0, not \(requested).")
+            }
+            if requested == 0 {
+                // The specification: a rate of 0 acts as Pause.
+                try await commands.pauseCommand.performForRemote(RemoteCommandEvent(), action: "pause")
+            } else if let snapped = commands.changePlaybackRateCommand.options.nearestSupportedRate(to: requested) {
+                try await commands.changePlaybackRateCommand.performForRemote(
+                    ChangePlaybackRateCommandEvent(playbackRate: snapped), action: "change the rate")
+            }
+            return nowPlaying.nowPlayingInfo?.nominalRate ?? 1
+        }
+        shuffle = interface.property("Shuffle", false, access: .readWrite) { (requested: Bool) async throws in
+            let command = commands.changeShuffleModeCommand
+            let target: ShuffleType = requested ? (command.currentShuffleType == .off ? .items : command.currentShuffleType) : .off
+            try await command.performForRemote(
+                ChangeShuffleModeCommandEvent(shuffleType: target), action: "change the shuffle mode")
+            return command.currentShuffleType != .off
+        }
+        metadata = interface.property("Metadata", Metadata.nothingLoaded)
+        volume = interface.property("Volume", 1.0, access: .readWrite) { (requested: Double) async throws in
+            guard requested.isFinite else {
+                throw DBusError(.invalidArgs, "Volume must be a finite number, not \(requested).")
+            }
+            try await commands.changeVolumeCommand.performForRemote(
+                ChangeVolumeCommandEvent(volume: max(requested, 0)), action: "change the volume")
+            return nowPlaying.volume
+        }
+        _ = interface.computedProperty("Position", as: Int64.self, changes: .none) {
+            (nowPlaying.position() ?? .zero).microseconds
+        }
+        minimumRate = interface.property("MinimumRate", 1.0)
+        maximumRate = interface.property("MaximumRate", 1.0)
+        canGoNext = interface.property("CanGoNext", false)
+        canGoPrevious = interface.property("CanGoPrevious", false)
+        canPlay = interface.property("CanPlay", false)
+        canPause = interface.property("CanPause", false)
+        canSeek = interface.property("CanSeek", false)
+        canControl = interface.property("CanControl", true, changes: .const)
+        seeked = interface.signal("Seeked", arguments: ["Position"], of: Int64.self)
+    }
+
+    /// Seek: forward with skipForward, backward with skipBackward, otherwise
+    /// to an absolute position. Past the end acts as Next; before the start
+    /// goes to the start (the specification's rules).
+    private static func seek(by offset: Duration, commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter)
+        async throws
+    {
+        guard let info = nowPlaying.nowPlayingInfo, !info.isLiveStream, offset != .zero else { return }
+        let position = nowPlaying.position() ?? .zero
+        let target = position + offset
+        if let length = info.playbackDuration, target >= length {
+            try await commands.nextTrackCommand.performForRemote(RemoteCommandEvent(), action: "go to the next track")
+        } else if offset > .zero, commands.skipForwardCommand.isAvailable {
+            try await commands.skipForwardCommand.performForRemote(
+                SkipIntervalCommandEvent(interval: offset), action: "skip forward")
+        } else if offset < .zero, commands.skipBackwardCommand.isAvailable {
+            try await commands.skipBackwardCommand.performForRemote(
+                SkipIntervalCommandEvent(interval: .zero - offset), action: "skip backward")
+        } else {
+            try await commands.changePlaybackPositionCommand.performForRemote(
+                ChangePlaybackPositionCommandEvent(positionTime: max(target, .zero)), action: "change the position")
+        }
+    }
+
+    /// Brings every property up to date with the command and now-playing
+    /// centres, as one `PropertiesChanged` carrying what changed.
+    func refresh(artURL: (MediaItemArtwork) -> URL?) {
+        let info = nowPlaying.nowPlayingInfo
+        let rates = commands.changePlaybackRateCommand.options
+        let canSeekNow =
+            !(info?.isLiveStream ?? false)
+            && (commands.changePlaybackPositionCommand.isAvailable || commands.skipForwardCommand.isAvailable
+                || commands.skipBackwardCommand.isAvailable)
+        interface.batch {
+            playbackStatus.value = info?.playbackState.mprisStatus ?? "Stopped"
+            metadata.value = info.map { Metadata($0, artURL: $0.artwork.flatMap(artURL)) } ?? .nothingLoaded
+            rate.value = info?.nominalRate ?? 1
+            volume.value = nowPlaying.volume
+            loopStatus.value = commands.changeRepeatModeCommand.currentRepeatType.loopStatus
+            shuffle.value = commands.changeShuffleModeCommand.currentShuffleType != .off
+            minimumRate.value = min(rates.minimumRate, info?.nominalRate ?? 1)
+            maximumRate.value = max(rates.maximumRate, info?.nominalRate ?? 1)
+            canGoNext.value = commands.nextTrackCommand.isAvailable
+            canGoPrevious.value = commands.previousTrackCommand.isAvailable && !commands.isInRadioMode
+            canPlay.value = commands.playCommand.isAvailable || commands.togglePlayPauseCommand.isAvailable
+            canPause.value = commands.pauseCommand.isAvailable || commands.togglePlayPauseCommand.isAvailable
+            canSeek.value = canSeekNow
+        }
+    }
+}
+
+extension PlaybackState {
+    var mprisStatus: String {
+        switch self {
+        case .playing: "Playing"
+        case .paused, .interrupted: "Paused"
+        case .stopped: "Stopped"
+        }
+    }
+}
+
+extension RepeatType {
+    init?(loopStatus: String) {
+        switch loopStatus {
+        case "None": self = .off
+        case "Track": self = .one
+        case "Playlist": self = .all
+        default: return nil
+        }
+    }
+
+    var loopStatus: String {
+        switch self {
+        case .off: "None"
+        case .one: "Track"
+        case .all: "Playlist"
+        }
+    }
+}

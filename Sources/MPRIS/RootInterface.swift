@@ -1,0 +1,47 @@
+import DBus
+import MediaRemote
+
+/// `org.mpris.MediaPlayer2`: who the player is and what it can open.
+///
+/// `Identity`, `DesktopEntry` and the raise and quit actions come from
+/// ``MPRISConfiguration``; `SupportedUriSchemes` and `SupportedMimeTypes`
+/// from the open-URL command, and are empty while it is unavailable.
+final class RootInterface: Sendable {
+    static let name: InterfaceName = "org.mpris.MediaPlayer2"
+
+    let interface = Interface(RootInterface.name)
+    private let commands: RemoteCommandCenter
+    let supportedURISchemes: Property<[String]>
+    let supportedMIMETypes: Property<[String]>
+
+    init(configuration: MPRISConfiguration, commands: RemoteCommandCenter) {
+        self.commands = commands
+        let interface = self.interface
+        let raise = configuration.raise
+        let quit = configuration.quit
+        // Raise and Quit without the capability have no effect, as the specification says.
+        interface.method("Raise") { () async in await raise?() }
+        interface.method("Quit") { () async in await quit?() }
+        _ = interface.property("CanQuit", quit != nil, changes: .const)
+        // Fullscreen is optional; the player has no window to make fullscreen, so writes are ignored.
+        _ = interface.property("Fullscreen", false, access: .readWrite) { (_: Bool) in false }
+        _ = interface.property("CanSetFullscreen", false, changes: .const)
+        _ = interface.property("CanRaise", raise != nil, changes: .const)
+        _ = interface.property("HasTrackList", false, changes: .const)
+        _ = interface.property("Identity", configuration.identity, changes: .const)
+        if let desktopEntry = configuration.desktopEntry {
+            _ = interface.property("DesktopEntry", desktopEntry, changes: .const)
+        }
+        supportedURISchemes = interface.property("SupportedUriSchemes", [String]())
+        supportedMIMETypes = interface.property("SupportedMimeTypes", [String]())
+    }
+
+    func refresh() {
+        let open = commands.openURLCommand
+        let available = open.isAvailable
+        interface.batch {
+            supportedURISchemes.value = available ? open.supportedURLSchemes : []
+            supportedMIMETypes.value = available ? open.supportedMIMETypes : []
+        }
+    }
+}

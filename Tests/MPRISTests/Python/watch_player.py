@@ -1,0 +1,53 @@
+"""Prints every PropertiesChanged and Seeked signal of an MPRIS player, one line
+each, after printing READY once subscribed:
+
+  changed <interface short name> Name=value,Name=value [invalidated Name,…]
+  seeked <position µs>
+
+Values print as in mpris_client.py (booleans true/false, metadata as its track id).
+Usage: watch_player.py BUS_NAME"""
+import sys
+import dbus
+import dbus.mainloop.glib
+from gi.repository import GLib
+
+SHORT = {"org.mpris.MediaPlayer2": "root", "org.mpris.MediaPlayer2.Player": "player",
+         "org.mprisbridge.Player1": "ext"}
+
+
+def show(name, value):
+    if name == "Metadata":
+        return str(value.get("mpris:trackid", "-"))
+    if isinstance(value, dbus.Boolean):
+        return "true" if value else "false"
+    if isinstance(value, dbus.Double):
+        return repr(float(value))
+    if isinstance(value, dbus.Array):
+        return "[" + ",".join(str(v) for v in value) + "]"
+    return str(value)
+
+
+def changed(interface, values, invalidated, path=None):
+    if path != "/org/mpris/MediaPlayer2":
+        return
+    line = "changed " + SHORT.get(interface, interface) + " " + ",".join(
+        name + "=" + show(name, values[name]) for name in sorted(values))
+    if invalidated:
+        line += " invalidated " + ",".join(sorted(invalidated))
+    print(line, flush=True)
+
+
+def seeked(position, path=None):
+    if path == "/org/mpris/MediaPlayer2":
+        print("seeked " + str(int(position)), flush=True)
+
+
+dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+bus = dbus.SessionBus()
+owner = bus.get_name_owner(sys.argv[1])
+bus.add_signal_receiver(changed, "PropertiesChanged", "org.freedesktop.DBus.Properties", owner, path_keyword="path")
+bus.add_signal_receiver(seeked, "Seeked", "org.mpris.MediaPlayer2.Player", owner, path_keyword="path")
+# A round trip to the daemon after AddMatch guarantees the matches are active.
+bus.get_name_owner("org.freedesktop.DBus")
+print("READY", flush=True)
+GLib.MainLoop().run()
