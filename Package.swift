@@ -28,6 +28,10 @@ let package = Package(
             exclude: ["Python"]),
         // The README's ten-line service.
         .executableTarget(name: "counter-example", dependencies: ["DBus"], path: "Examples/CounterExample"),
+        // The README's adoption example: an in-memory player controlled over MPRIS.
+        .executableTarget(
+            name: "now-playing-example", dependencies: ["DBus", "MPRIS", "MediaRemote"],
+            path: "Examples/NowPlayingExample"),
         // Private bus fixture and real-client runners shared by every test target.
         .target(name: "DBusTestSupport"),
         .testTarget(name: "DBusTestSupportTests", dependencies: ["DBusTestSupport"]),
