@@ -27,6 +27,7 @@ public struct MPRISConfiguration: Sendable {
     /// Where artwork images are cached; `nil` is `$XDG_CACHE_HOME/mpris-bridge/artwork`.
     public var artworkCacheDirectory: String?
 
+    /// Describes a player; only the bus name and the identity are required.
     public init(
         playerName: String, identity: String, desktopEntry: String? = nil,
         raise: (@Sendable () async -> Void)? = nil, quit: (@Sendable () async -> Void)? = nil,
@@ -66,7 +67,9 @@ public final class MPRISService: Sendable {
     /// The object path of every MPRIS player.
     public static let objectPath: ObjectPath = "/org/mpris/MediaPlayer2"
 
+    /// The app's commands, offered to remotes.
     public let commands: RemoteCommandCenter
+    /// What the app is playing, shown to remotes.
     public let nowPlaying: NowPlayingInfoCenter
     /// The bus name asked for: `org.mpris.MediaPlayer2.<playerName>`.
     public let requestedName: BusName

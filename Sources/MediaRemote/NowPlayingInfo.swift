@@ -21,16 +21,21 @@ public struct NowPlayingInfo: Sendable, Equatable {
     /// two different items must not share it. When `nil`, an identifier is
     /// derived from ``assetURL``, or from the title, artists and album.
     public var identifier: String?
+    /// The item's name as people see it (`xesam:title`).
     public var title: String?
     /// The performing artists, in credit order.
     public var artists: [String]
+    /// The album the item belongs to (`xesam:album`).
     public var albumTitle: String?
     /// The album's artists, in credit order.
     public var albumArtists: [String]
+    /// Genres, most specific first (`xesam:genre`).
     public var genres: [String]
+    /// The composers, in credit order (`xesam:composer`).
     public var composers: [String]
     /// The item's length; `nil` when unknown. Ignored for a live stream.
     public var playbackDuration: Duration?
+    /// Cover art: image bytes, or a URL of an image.
     public var artwork: MediaItemArtwork?
     /// The item's number on its disc, from 1.
     public var trackNumber: Int?
@@ -40,6 +45,7 @@ public struct NowPlayingInfo: Sendable, Equatable {
     public var discNumber: Int?
     /// The number of discs in the album.
     public var discCount: Int?
+    /// When the item was released (shown in ISO 8601, `xesam:contentCreated`).
     public var releaseDate: Date?
     /// Where the item's media is (a file or a stream).
     public var assetURL: URL?
@@ -48,6 +54,7 @@ public struct NowPlayingInfo: Sendable, Equatable {
 
     // MARK: Playback
 
+    /// Playing, paused, stopped or interrupted; whether the position advances.
     public var playbackState: PlaybackState
     /// The position when the value was published; the centre extrapolates from it.
     public var elapsedPlaybackTime: Duration
@@ -61,6 +68,8 @@ public struct NowPlayingInfo: Sendable, Equatable {
     /// The number of items in the play queue.
     public var playbackQueueCount: Int?
 
+    /// Creates a value; every field is optional, and the defaults describe a
+    /// paused item at its start, at normal speed.
     public init(
         identifier: String? = nil, title: String? = nil, artists: [String] = [], albumTitle: String? = nil,
         albumArtists: [String] = [], genres: [String] = [], composers: [String] = [],

@@ -23,11 +23,17 @@
 public final class RemoteCommandCenter: Sendable {
     private let changes = ChangeNotifier()
 
+    /// Starts or resumes playback (MPRIS `Play`).
     public let playCommand: RemoteCommand<RemoteCommandEvent>
+    /// Pauses playback (MPRIS `Pause`).
     public let pauseCommand: RemoteCommand<RemoteCommandEvent>
+    /// Stops playback and returns to the start of the item (MPRIS `Stop`).
     public let stopCommand: RemoteCommand<RemoteCommandEvent>
+    /// Pauses when playing, plays otherwise (MPRIS `PlayPause`, the media key).
     public let togglePlayPauseCommand: RemoteCommand<RemoteCommandEvent>
+    /// Goes to the next item (MPRIS `Next`).
     public let nextTrackCommand: RemoteCommand<RemoteCommandEvent>
+    /// Goes to the previous item (MPRIS `Previous`); not offered in radio mode.
     public let previousTrackCommand: RemoteCommand<RemoteCommandEvent>
     /// Skips forward by an interval; ``RemoteCommand/preferredIntervals`` says which.
     public let skipForwardCommand: RemoteCommand<SkipIntervalCommandEvent>
@@ -37,13 +43,19 @@ public final class RemoteCommandCenter: Sendable {
     public let seekForwardCommand: RemoteCommand<SeekCommandEvent>
     /// Begins or ends scanning backward.
     public let seekBackwardCommand: RemoteCommand<SeekCommandEvent>
+    /// Jumps to a position in the current item (MPRIS `SetPosition`, and `Seek` without skip commands).
     public let changePlaybackPositionCommand: RemoteCommand<ChangePlaybackPositionCommandEvent>
     /// Changes the rate; ``RemoteCommand/supportedPlaybackRates`` says which rates exist.
     public let changePlaybackRateCommand: RemoteCommand<ChangePlaybackRateCommandEvent>
+    /// Sets the repeat mode; the event carries the mode to set (MPRIS `LoopStatus`).
     public let changeRepeatModeCommand: RemoteCommand<ChangeRepeatModeCommandEvent>
+    /// Sets the shuffle mode; the event carries the mode to set (MPRIS `Shuffle`).
     public let changeShuffleModeCommand: RemoteCommand<ChangeShuffleModeCommandEvent>
+    /// Likes the current item, or takes the like back (`isNegative`). Enables radio mode.
     public let likeCommand: RemoteCommand<FeedbackCommandEvent>
+    /// Dislikes the current item, or takes it back. Enables radio mode.
     public let dislikeCommand: RemoteCommand<FeedbackCommandEvent>
+    /// Bookmarks the current item, or removes the bookmark. Enables radio mode.
     public let bookmarkCommand: RemoteCommand<FeedbackCommandEvent>
     /// Sets the output volume (a Linux addition: iOS owns the volume).
     public let changeVolumeCommand: RemoteCommand<ChangeVolumeCommandEvent>

@@ -50,9 +50,11 @@ extension RemoteCommand where Event == SkipIntervalCommandEvent {
 
 /// Begin or end scanning (fast-forward or rewind while a button is held).
 public struct SeekCommandEvent: CommandEvent, Equatable {
+    /// Whether scanning starts (button pressed) or ends (button released).
     public enum Phase: Sendable, Equatable {
         case beginSeeking, endSeeking
     }
+    /// Whether scanning starts or ends.
     public var phase: Phase
     public init(_ phase: Phase) { self.phase = phase }
 }
