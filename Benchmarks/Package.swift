@@ -1,5 +1,5 @@
 // swift-tools-version: 6.0
-// The benchmark command for the D-Bus layer: run it with Scripts/benchmark.
+// The benchmark commands for the D-Bus layer and the MPRIS service: run them with Scripts/benchmark.
 // A separate package so that the root package's `swift build` and `swift test` never build it.
 import PackageDescription
 
@@ -12,14 +12,34 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
     ],
     targets: [
+        // What both benchmarks share: CPU pinning and CPU time, the private bus and service child,
+        // interleaved timing, percentiles, the report's formatting and JSON.
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [.product(name: "DBusTestSupport", package: "mpris-bridge")]
+        ),
+        // The D-Bus layer: round trips, signal throughput, allocations.
         .executableTarget(
             name: "DBusBenchmark",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "DBus", package: "mpris-bridge"),
                 .product(name: "DBusTestSupport", package: "mpris-bridge"),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
-        )
+        ),
+        // The MPRIS service (issue 3): GetAll(Player) against the bus floor from the library's own
+        // client and from python3-dbus (Python/mpris_roundtrips.py), PlayPause -> PropertiesChanged latency.
+        .executableTarget(
+            name: "MPRISBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "DBus", package: "mpris-bridge"),
+                .product(name: "DBusTestSupport", package: "mpris-bridge"),
+                .product(name: "MediaRemote", package: "mpris-bridge"),
+                .product(name: "MPRIS", package: "mpris-bridge"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import DBus
 import DBusTestSupport
 import Glibc
@@ -18,15 +19,6 @@ enum Thresholds {
     static let clientMallocsPerGetAll = 110.0
     /// Gating: signals lost across all bursts.
     static let signalsLost = 0
-}
-
-/// One checked figure.
-struct ThresholdCheck {
-    let name: String
-    let limit: Double
-    let value: Double
-    let gating: Bool
-    var passed: Bool { value <= limit }
 }
 
 /// The round trips measured, always interleaved.
@@ -64,28 +56,6 @@ struct AllocationFigures {
     var serviceBytes: Double?
 }
 
-/// CPU time per operation in each process, in microseconds (or raw nanoseconds before `since`).
-struct CPUFigures {
-    var client: Double
-    var service: Double
-    var daemon: Double
-    var total: Double { client + service + daemon }
-
-    func since(_ start: CPUFigures, per count: Int) -> CPUFigures {
-        let scale = 1000 * Double(count)
-        return CPUFigures(
-            client: (client - start.client) / scale, service: (service - start.service) / scale,
-            daemon: (daemon - start.daemon) / scale)
-    }
-
-    var json: JSON {
-        .object([
-            ("clientMicroseconds", .number(client)), ("serviceMicroseconds", .number(service)),
-            ("daemonMicroseconds", .number(daemon)), ("totalMicroseconds", .number(total)),
-        ])
-    }
-}
-
 struct SignalFigures {
     var count: Int
     var received: Int
@@ -110,10 +80,6 @@ final class SignalProgress: Sendable {
     let state = Mutex(State())
 }
 
-struct BenchmarkFailure: Error, CustomStringConvertible {
-    let description: String
-}
-
 final class Benchmark {
     let options: Options
     private var clientCounting = false
@@ -131,46 +97,15 @@ final class Benchmark {
         let preload = getenv("LD_PRELOAD").map { String(cString: $0) }
         unsetenv("LD_PRELOAD")
         clientCounting = Self.allocationCountingWorks()
-        // Pinned before the bus and the service start, so that they inherit it.
-        if options.pin, let cpu = System.allowedCPUs().last {
-            if System.pinProcess(to: cpu) { pinnedCPU = cpu } else { writeError("DBusBenchmark: could not pin to CPU \(cpu)\n") }
+        return await ServiceHarness.run(
+            program: "DBusBenchmark", pin: options.pin, serviceEnvironment: preload.map { ["LD_PRELOAD": $0] } ?? [:],
+            exitTimeout: .seconds(options.profile == nil ? 5 : 120)
+        ) { harness in
+            pinnedCPU = harness.pinnedCPU
+            servicePID = harness.service.pid
+            daemonPID = harness.bus.daemonPID
+            return try await measure(bus: harness.bus, service: harness.service)
         }
-
-        let bus: PrivateBus
-        do { bus = try await PrivateBus.start() } catch {
-            writeError("DBusBenchmark: could not start a private bus: \(error)\n")
-            return 2
-        }
-        var status: Int32 = 2
-        var service: ChildProcess?
-        do {
-            var environment = bus.environment
-            environment["LD_PRELOAD"] = preload
-            service = try ChildProcess.spawn(
-                Self.executablePath(), ["serve", "--address", bus.address], environment: environment)
-            servicePID = service!.pid
-            daemonPID = bus.daemonPID
-            status = try await measure(bus: bus, service: service!)
-        } catch {
-            writeError("DBusBenchmark: \(error)\n")
-            if let service, !service.capturedStderr.isEmpty {
-                writeError("service stderr:\n\(service.capturedStderr)\n")
-            }
-        }
-        if let service {
-            // End of file on its stdin makes the service exit by itself (so a profiler can write
-            // its data); killed if it takes too long.
-            service.closeStdin()
-            _ = try? await service.waitForExit(timeout: .seconds(options.profile == nil ? 5 : 120))
-            service.kill()
-            _ = await service.waitForExit()
-        }
-        await bus.stop()
-        if kill(bus.daemonPID, 0) == 0 || errno != ESRCH {
-            writeError("DBusBenchmark: the bus daemon (pid \(bus.daemonPID)) is still there\n")
-            return 2
-        }
-        return status
     }
 
     private func measure(bus: PrivateBus, service: ChildProcess) async throws -> Int32 {
@@ -224,22 +159,10 @@ final class Benchmark {
 
         // Timed round trips: batches of each kind in turn, the order rotating every round, so
         // that every kind sees the same machine conditions and none always follows another.
-        var samples = RoundTrip.allCases.map { _ in [UInt64]() }
-        for index in samples.indices { samples[index].reserveCapacity(options.iterations) }
-        var round = 0
         let timingStart = monotonicNanoseconds()
-        while samples[0].count < options.iterations {
-            let count = min(options.batch, options.iterations - samples[0].count)
-            for offset in 0..<RoundTrip.allCases.count {
-                let kind = RoundTrip.allCases[(offset + round) % RoundTrip.allCases.count]
-                for _ in 0..<count {
-                    let start = monotonicNanoseconds()
-                    try await roundTrip(kind)
-                    samples[kind.rawValue].append(monotonicNanoseconds() - start)
-                }
-            }
-            round += 1
-        }
+        let samples = try await interleavedSamples(
+            kinds: RoundTrip.allCases.count, iterations: options.iterations, batch: options.batch
+        ) { try await roundTrip(RoundTrip(rawValue: $0)!) }
         let timingSeconds = Double(monotonicNanoseconds() - timingStart) / 1e9
 
         // CPU time per round trip in each process, each kind on its own (schedstat, nanoseconds).
@@ -269,12 +192,7 @@ final class Benchmark {
 
     // MARK: CPU time
 
-    private func cpuNow() -> CPUFigures {
-        CPUFigures(
-            client: Double(System.cpuNanoseconds(of: getpid())),
-            service: Double(System.cpuNanoseconds(of: servicePID)),
-            daemon: Double(System.cpuNanoseconds(of: daemonPID)))
-    }
+    private func cpuNow() -> CPUFigures { CPUFigures.now(service: servicePID, daemon: daemonPID) }
 
     // MARK: Allocations
 
@@ -441,16 +359,8 @@ final class Benchmark {
             "\(options.iterations) timed round trips of each kind, interleaved in batches of \(options.batch), "
                 + "after \(options.warmUp) of each to warm up")
         lines.append("")
-        lines.append(
-            pad("Round trip (µs)", 32, right: false) + pad("n", 6) + pad("p50", 8) + pad("p90", 8) + pad("p99", 8)
-                + pad("mean", 8) + pad("min", 8))
-        for kind in RoundTrip.allCases {
-            let summary = summaries[kind.rawValue]
-            lines.append(
-                pad(kind.label, 32, right: false) + pad(String(summary.count), 6) + pad(fixed(summary.p50, 1), 8)
-                    + pad(fixed(summary.p90, 1), 8) + pad(fixed(summary.p99, 1), 8) + pad(fixed(summary.mean, 1), 8)
-                    + pad(fixed(summary.min, 1), 8))
-        }
+        lines.append(Summary.tableHeader("Round trip (µs)"))
+        for kind in RoundTrip.allCases { lines.append(summaries[kind.rawValue].tableRow(kind.label)) }
         lines.append("")
         lines.append(
             "GetAll p50 / floor p50: \(fixed(ratio, 2))x   issue target <= \(fixed(Thresholds.getAllOverFloorP50Target, 2))x: "
@@ -502,14 +412,7 @@ final class Benchmark {
         lines.append(
             "Run: \(fixed(totalSeconds, 1)) s in all, \(fixed(timingSeconds, 1)) s timing round trips")
         lines.append("Regression thresholds (exit status 1 if one is exceeded):")
-        for check in checks where check.gating {
-            lines.append(
-                "  \(pad(check.name, 24, right: false)) \(pad(fixed(check.value, 2), 8)) <= \(pad(fixed(check.limit, 2), 6))  "
-                    + (check.passed ? "ok" : "EXCEEDED"))
-        }
-        for check in checks where check.gating && !check.passed {
-            lines.append("THRESHOLD EXCEEDED: \(check.name) = \(fixed(check.value, 2)) > \(fixed(check.limit, 2))")
-        }
+        lines += ThresholdCheck.reportLines(checks)
         print(lines.joined(separator: "\n"))
 
         if let path = options.jsonPath {
@@ -582,38 +485,15 @@ final class Benchmark {
                         ("lostInAllBursts", .integer(lost)),
                     ])
                 ),
-                (
-                    "thresholds",
-                    .array(
-                        checks.map { check in
-                            .object([
-                                ("name", .string(check.name)),
-                                ("limit", .number(check.limit)),
-                                ("value", .number(check.value)),
-                                ("passed", .bool(check.passed)),
-                                ("gating", .bool(check.gating)),
-                            ])
-                        })
-                ),
+                ("thresholds", .array(checks.map(\.json))),
                 ("totalSeconds", .number(totalSeconds)),
             ])
-            let text = json.render() + "\n"
-            guard let file = fopen(path, "w") else {
-                writeError("DBusBenchmark: cannot write \(path): \(String(cString: strerror(errno)))\n")
+            do { try json.write(to: path) } catch {
+                writeError("DBusBenchmark: \(error)\n")
                 return 2
             }
-            fputs(text, file)
-            fclose(file)
             print("Figures written to \(path)")
         }
         return passed ? 0 : 1
-    }
-
-    /// This executable, for starting the service.
-    private static func executablePath() throws -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { throw BenchmarkFailure(description: "cannot read /proc/self/exe") }
-        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -1,21 +1,12 @@
+import BenchmarkSupport
 import DBus
-import Dispatch
-import Glibc
 
 /// `DBusBenchmark [--json PATH] [--iterations N] [--signals N] [--quick]` runs the benchmark;
 /// `DBusBenchmark serve --address ADDRESS` is the service it starts in a child process.
 @main
 struct Main {
-    // A synchronous entry point that parks the main thread on a semaphore: valgrind 3.19 crashes
-    // in the `async main` entry (it drains the main queue with dispatch_main), and callgrind is
-    // how this benchmark's hotspots are found.
     static func main() {
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        let parked = DispatchSemaphore(value: 0)
-        Task.detached {
-            exit(await run(arguments))
-        }
-        parked.wait()
+        runMain(run)
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -87,31 +78,16 @@ struct Options {
                             profiles client and service apart (see Benchmarks/README.md)
         """
 
-    struct UsageError: Error, CustomStringConvertible {
-        let description: String
-    }
-
     init(_ arguments: [String]) throws {
-        var remaining = arguments[...]
-        func value(for flag: String) throws -> String {
-            guard let value = remaining.popFirst() else { throw UsageError(description: "\(flag) needs a value") }
-            return value
-        }
-        func count(for flag: String) throws -> Int {
-            let text = try value(for: flag)
-            guard let number = Int(text), number > 0 else {
-                throw UsageError(description: "\(flag) needs a positive number, not '\(text)'")
-            }
-            return number
-        }
-        while let argument = remaining.popFirst() {
+        var remaining = ArgumentReader(arguments)
+        while let argument = remaining.next() {
             switch argument {
-            case "--json": jsonPath = try value(for: argument)
-            case "--iterations": iterations = try count(for: argument)
-            case "--signals": signals = try count(for: argument)
+            case "--json": jsonPath = try remaining.value(for: argument)
+            case "--iterations": iterations = try remaining.count(for: argument)
+            case "--signals": signals = try remaining.count(for: argument)
             case "--no-pin": pin = false
             case "--profile":
-                let name = try value(for: argument)
+                let name = try remaining.value(for: argument)
                 if name == "signals" {
                     profile = .signals
                     bursts = 1

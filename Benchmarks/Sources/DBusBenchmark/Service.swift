@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import DBus
 import Glibc
 import MallocInterposerSwift
@@ -52,7 +53,7 @@ enum Service {
     }
 
     static func run(address: String) async throws -> Never {
-        exitWhenParentGoes()
+        System.exitWhenStdinCloses()
         // Count from the start; the client reads differences, so the absolute total does not matter.
         MallocInterposerSwift.hook()
         let counting = allocationCountingWorks()
@@ -98,41 +99,6 @@ enum Service {
         opaqueMallocAndFree()
         return MallocInterposerSwift.getStatistics().mallocCount > before
     }
-
-    /// The benchmark holds the write end of our stdin: end of file means it is gone, so no
-    /// service outlives a benchmark that crashed.
-    private static func exitWhenParentGoes() {
-        startThread {
-            var byte: UInt8 = 0
-            while true {
-                let count = read(0, &byte, 1)
-                if count == 0 || (count < 0 && errno != EINTR) { _exit(0) }
-            }
-        }
-    }
-}
-
-func monotonicNanoseconds() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-}
-
-private final class ThreadBody {
-    let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-}
-
-/// Runs `body` on a detached POSIX thread, off the Swift concurrency pool.
-func startThread(_ body: @escaping @Sendable () -> Void) {
-    let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
-    var thread = pthread_t()
-    let result = pthread_create(&thread, nil, { argument in
-        Unmanaged<ThreadBody>.fromOpaque(argument!).takeRetainedValue().body()
-        return nil
-    }, context)
-    precondition(result == 0, "pthread_create failed: \(result)")
-    pthread_detach(thread)
 }
 
 /// Calls `malloc` and `free` through pointers looked up at run time, so that the optimizer cannot

@@ -1,7 +1,8 @@
 import Glibc
 
-/// Linux process plumbing for the benchmark: CPU pinning and per-process CPU time.
-enum System {
+/// Linux process plumbing for the benchmarks: CPU pinning, per-process CPU time, the
+/// executable's path, and a service that exits with its parent.
+public enum System {
     private typealias Affinity = @convention(c) (pid_t, Int, UnsafeMutableRawPointer?) -> Int32
     /// 1024 CPUs, as glibc's `cpu_set_t`.
     private static let maskWords = 16
@@ -12,7 +13,7 @@ enum System {
     }
 
     /// The CPUs this process may run on.
-    static func allowedCPUs() -> [Int] {
+    public static func allowedCPUs() -> [Int] {
         guard let getAffinity = function("sched_getaffinity", as: Affinity.self) else { return [] }
         var mask = [UInt64](repeating: 0, count: maskWords)
         guard mask.withUnsafeMutableBytes({ getAffinity(0, $0.count, $0.baseAddress) }) == 0 else { return [] }
@@ -21,7 +22,7 @@ enum System {
 
     /// Pins every thread of this process to `cpu`. Threads and children started afterwards inherit it.
     /// Returns false if the kernel refused.
-    static func pinProcess(to cpu: Int) -> Bool {
+    public static func pinProcess(to cpu: Int) -> Bool {
         guard let setAffinity = function("sched_setaffinity", as: Affinity.self) else { return false }
         var mask = [UInt64](repeating: 0, count: maskWords)
         mask[cpu / 64] |= 1 << UInt64(cpu % 64)
@@ -36,7 +37,7 @@ enum System {
     }
 
     /// CPU time used so far by the live threads of `pid`, in nanoseconds (`/proc/PID/task/*/schedstat`).
-    static func cpuNanoseconds(of pid: Int32) -> UInt64 {
+    public static func cpuNanoseconds(of pid: Int32) -> UInt64 {
         var total: UInt64 = 0
         for thread in threads(of: pid) {
             guard let text = readFile("/proc/\(pid)/task/\(thread)/schedstat"),
@@ -45,6 +46,26 @@ enum System {
             total += value
         }
         return total
+    }
+
+    /// This executable, for starting it again as a service.
+    public static func executablePath() throws -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { throw BenchmarkFailure(description: "cannot read /proc/self/exe") }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// For a service: the benchmark holds the write end of our stdin, so end of file means it is
+    /// gone and no service outlives a benchmark that crashed. `_exit`s on end of file.
+    public static func exitWhenStdinCloses() {
+        startThread {
+            var byte: UInt8 = 0
+            while true {
+                let count = read(0, &byte, 1)
+                if count == 0 || (count < 0 && errno != EINTR) { _exit(0) }
+            }
+        }
     }
 
     private static func threads(of pid: Int32) -> [Int32] {
@@ -73,4 +94,27 @@ enum System {
         }
         return String(decoding: buffer[..<length], as: UTF8.self)
     }
+}
+
+@inlinable public func monotonicNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+private final class ThreadBody {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+}
+
+/// Runs `body` on a detached POSIX thread, off the Swift concurrency pool.
+public func startThread(_ body: @escaping @Sendable () -> Void) {
+    let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+    var thread = pthread_t()
+    let result = pthread_create(&thread, nil, { argument in
+        Unmanaged<ThreadBody>.fromOpaque(argument!).takeRetainedValue().body()
+        return nil
+    }, context)
+    precondition(result == 0, "pthread_create failed: \(result)")
+    pthread_detach(thread)
 }
