@@ -166,7 +166,8 @@ extension Variant: DBusRepresentable {
 
 extension Array: DBusRepresentable where Element: DBusRepresentable {
     public static var dbusType: DBusType { .array(Element.dbusType) }
-    public var dbusValue: DBusValue { .array(Element.dbusType, map(\.dbusValue)) }
+    // A closure, not a key path: a key path is built on every call in generic code.
+    public var dbusValue: DBusValue { .array(Element.dbusType, map { $0.dbusValue }) }
     public init(dbusValue: DBusValue) throws {
         guard case .array(let element, let items) = dbusValue, element == Element.dbusType else {
             throw typeMismatch(dbusValue, expected: Self.dbusType)

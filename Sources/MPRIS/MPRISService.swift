@@ -118,7 +118,8 @@ public final class MPRISService: Sendable {
         let observations = [
             commands.observeChanges { [weak self] in self?.refresh() },
             nowPlaying.observe { [weak self] update in
-                self?.refresh()
+                // A publication touches only the Player's now-playing properties.
+                self?.refreshNowPlaying()
                 if update.isPositionJump, let current = update.current {
                     player.seeked.emit(current.elapsedPlaybackTime.microseconds)
                 }
@@ -154,16 +155,21 @@ public final class MPRISService: Sendable {
     }
 
     private func refresh() {
-        let artwork = self.artwork
         root.refresh()
-        player.refresh { art in
-            switch art {
-            case .url(let url): url
-            // Bytes the cache refuses (not an image, too large, disk full) simply give no artUrl.
-            case .imageData(let data): try? artwork.fileURL(for: data)
-            }
-        }
+        player.refresh(artURL: artURL)
         extensions.refresh()
+    }
+
+    private func refreshNowPlaying() {
+        player.refreshNowPlaying(artURL: artURL)
+    }
+
+    private func artURL(for artwork: MediaItemArtwork) -> URL? {
+        switch artwork {
+        case .url(let url): url
+        // Bytes the cache refuses (not an image, too large, disk full) simply give no artUrl.
+        case .imageData(let data): try? self.artwork.fileURL(for: data)
+        }
     }
 
     private static func environment(_ names: [String]) -> [String: String] {

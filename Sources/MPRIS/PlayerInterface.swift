@@ -1,5 +1,6 @@
 import DBus
 import MediaRemote
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -207,20 +208,40 @@ final class PlayerInterface: Sendable {
         }
     }
 
+    /// The last metadata built and the item it was built from, so that a
+    /// publication that changes only playback fields (play, pause, seek)
+    /// does not rebuild it.
+    private let metadataCache = Mutex<(item: NowPlayingInfo?, metadata: Metadata)>((nil, .nothingLoaded))
+
     /// Brings every property up to date with the command and now-playing
     /// centres, as one `PropertiesChanged` carrying what changed.
     func refresh(artURL: (MediaItemArtwork) -> URL?) {
+        interface.batch {
+            refreshNowPlaying(artURL: artURL)
+            refreshCommands()
+        }
+    }
+
+    /// Brings the properties that follow the now-playing centre up to date.
+    func refreshNowPlaying(artURL: (MediaItemArtwork) -> URL?) {
         let info = nowPlaying.nowPlayingInfo
         let rates = commands.changePlaybackRateCommand.options
-        let canSeekNow =
-            !(info?.isLiveStream ?? false)
-            && (commands.changePlaybackPositionCommand.isAvailable || commands.skipForwardCommand.isAvailable
-                || commands.skipBackwardCommand.isAvailable)
         interface.batch {
             playbackStatus.value = info?.playbackState.mprisStatus ?? "Stopped"
-            metadata.value = info.map { Metadata($0, artURL: $0.artwork.flatMap(artURL)) } ?? .nothingLoaded
+            metadata.value = metadata(for: info, artURL: artURL)
             rate.value = info?.nominalRate ?? 1
             volume.value = nowPlaying.volume
+            minimumRate.value = min(rates.minimumRate, info?.nominalRate ?? 1)
+            maximumRate.value = max(rates.maximumRate, info?.nominalRate ?? 1)
+            canSeek.value = canSeekNow(info)
+        }
+    }
+
+    /// Brings the properties that follow the command centre up to date.
+    func refreshCommands() {
+        let info = nowPlaying.nowPlayingInfo
+        let rates = commands.changePlaybackRateCommand.options
+        interface.batch {
             loopStatus.value = commands.changeRepeatModeCommand.currentRepeatType.loopStatus
             shuffle.value = commands.changeShuffleModeCommand.currentShuffleType != .off
             minimumRate.value = min(rates.minimumRate, info?.nominalRate ?? 1)
@@ -229,8 +250,38 @@ final class PlayerInterface: Sendable {
             canGoPrevious.value = commands.previousTrackCommand.isAvailable && !commands.isInRadioMode
             canPlay.value = commands.playCommand.isAvailable || commands.togglePlayPauseCommand.isAvailable
             canPause.value = commands.pauseCommand.isAvailable || commands.togglePlayPauseCommand.isAvailable
-            canSeek.value = canSeekNow
+            canSeek.value = canSeekNow(info)
         }
+    }
+
+    private func canSeekNow(_ info: NowPlayingInfo?) -> Bool {
+        !(info?.isLiveStream ?? false)
+            && (commands.changePlaybackPositionCommand.isAvailable || commands.skipForwardCommand.isAvailable
+                || commands.skipBackwardCommand.isAvailable)
+    }
+
+    private func metadata(for info: NowPlayingInfo?, artURL: (MediaItemArtwork) -> URL?) -> Metadata {
+        guard let info else { return .nothingLoaded }
+        let item = info.itemFields
+        if let cached = metadataCache.withLock({ $0.item == item ? $0.metadata : nil }) { return cached }
+        let metadata = Metadata(info, artURL: info.artwork.flatMap(artURL))
+        metadataCache.withLock { $0 = (item, metadata) }
+        return metadata
+    }
+}
+
+extension NowPlayingInfo {
+    /// The value with its playback fields reset: equal for two values that
+    /// describe the same item, whatever the position, state or rate.
+    var itemFields: NowPlayingInfo {
+        var item = self
+        item.playbackState = .paused
+        item.elapsedPlaybackTime = .zero
+        item.playbackRate = 1
+        item.defaultPlaybackRate = 1
+        item.playbackQueueIndex = nil
+        item.playbackQueueCount = nil
+        return item
     }
 }
 

@@ -104,7 +104,7 @@ public final class RemoteCommand<Event: CommandEvent>: Sendable {
     /// returned, so a later target never acts on a command an earlier one refused.
     public func perform(_ event: Event) async -> RemoteCommandHandlerStatus? {
         let handlers = state.withLock { state in
-            state.isEnabled ? state.targets.map(\.handler) : []
+            state.isEnabled ? state.targets.map { $0.handler } : []
         }
         guard !handlers.isEmpty else { return nil }
         for handler in handlers {
