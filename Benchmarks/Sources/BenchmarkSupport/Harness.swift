@@ -17,6 +17,50 @@ public func runMain(_ run: @escaping @Sendable ([String]) async -> Int32) -> Nev
     fatalError("unreachable")
 }
 
+/// A benchmark's command-line options.
+public protocol BenchmarkOptions: SendableMetatype {
+    /// Parses the arguments; throws a ``UsageError`` for bad ones.
+    init(_ arguments: [String]) throws
+    /// The usage text, printed for `-h` and after a usage error.
+    static var usage: String { get }
+    /// Whether `-h`/`--help` was given.
+    var help: Bool { get }
+}
+
+/// The whole entry point of a benchmark executable, shared so the two benchmarks behave alike:
+/// `NAME serve --address ADDRESS` runs `serve`, the service the benchmark starts in a child
+/// process; any other arguments are parsed as `Options` and handed to `run`, whose result is the
+/// exit status. Bad usage exits 64 with the usage text; a failing service exits 1.
+public func benchmarkMain<Options: BenchmarkOptions>(
+    name: String, options: Options.Type,
+    serve: @escaping @Sendable (_ address: String) async throws -> Void,
+    run: @escaping @Sendable (Options) async -> Int32
+) -> Never {
+    runMain { arguments in
+        if arguments.first == "serve" {
+            guard arguments.count == 3, arguments[1] == "--address" else {
+                writeError("usage: \(name) serve --address ADDRESS\n")
+                return 64
+            }
+            do { try await serve(arguments[2]) } catch {
+                writeError("\(name) serve: \(error)\n")
+                return 1
+            }
+            return 0
+        }
+        let parsed: Options
+        do { parsed = try Options(arguments) } catch {
+            writeError("\(name): \(error)\n\n\(Options.usage)\n")
+            return 64
+        }
+        if parsed.help {
+            print(Options.usage)
+            return 0
+        }
+        return await run(parsed)
+    }
+}
+
 public struct UsageError: Error, CustomStringConvertible {
     public let description: String
     public init(description: String) { self.description = description }

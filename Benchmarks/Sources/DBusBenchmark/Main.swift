@@ -6,34 +6,13 @@ import DBus
 @main
 struct Main {
     static func main() {
-        runMain(run)
-    }
-
-    static func run(_ arguments: [String]) async -> Int32 {
-        if arguments.first == "serve" {
-            guard arguments.count == 3, arguments[1] == "--address" else {
-                writeError("usage: DBusBenchmark serve --address ADDRESS\n")
-                return 64
-            }
-            do { try await Service.run(address: arguments[2]) } catch {
-                writeError("DBusBenchmark serve: \(error)\n")
-                return 1
-            }
-        }
-        let options: Options
-        do { options = try Options(arguments) } catch {
-            writeError("DBusBenchmark: \(error)\n\n\(Options.usage)\n")
-            return 64
-        }
-        if options.help {
-            print(Options.usage)
-            return 0
-        }
-        return await Benchmark(options: options).run()
+        benchmarkMain(
+            name: "DBusBenchmark", options: Options.self, serve: { try await Service.run(address: $0) },
+            run: { await Benchmark(options: $0).run() })
     }
 }
 
-struct Options {
+struct Options: BenchmarkOptions {
     var jsonPath: String?
     /// Timed round trips of each kind.
     var iterations = 10_000
