@@ -222,13 +222,9 @@ struct ChildProcessTests {
 
     @Test func releasingASpawnedChildKillsIt() async throws {
         // The child holds the write end of a FIFO; the watcher sees end of file when it dies.
-        var template = Array("/tmp/child-process-test-XXXXXX".utf8CString)
-        let directory = String(cString: try #require(mkdtemp(&template)))
-        let fifo = directory + "/fifo"
-        defer {
-            unlink(fifo)
-            rmdir(directory)
-        }
+        let directory = try TemporaryDirectory(prefix: "child-process-test")
+        defer { directory.remove() }
+        let fifo = directory.path + "/fifo"
         #expect(mkfifo(fifo, 0o600) == 0)
         let watcher = try ChildProcess.spawn("/bin/sh", ["-c", "cat \"$0\" >/dev/null; echo gone", fifo])
         var child: ChildProcess? = try ChildProcess.spawn("/bin/sh", ["-c", "exec 3>\"$0\"; echo ready; exec sleep 30", fifo])

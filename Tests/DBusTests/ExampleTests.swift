@@ -8,17 +8,9 @@ import Testing
 
 /// The README's ten-line service, run as its own process and driven by gdbus.
 @Suite(.timeLimit(.minutes(1))) struct ExampleTests {
-    /// Executables are built next to the test bundle.
-    static let buildFolder: String = {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        let executable = String(decoding: buffer[..<max(count, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return String(executable[..<(executable.lastIndex(of: "/") ?? executable.startIndex)])
-    }()
-
     @Test func theCounterExampleServesWhatTheReadmeSays() async throws {
         try await PrivateBus.with { bus in
-            let example = try bus.spawn("\(Self.buildFolder)/counter-example", [])
+            let example = try bus.spawn("\(buildProductsFolder)/counter-example", [])
             defer { example.kill() }
             // Its output is a pipe, so block-buffered: wait for the name on the bus, not for the banner.
             let appeared = try await bus.run("gdbus", ["wait", "--session", "--timeout", "20", "org.example.Counter"])

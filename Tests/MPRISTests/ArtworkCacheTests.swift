@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import DBusTestSupport
 import Glibc
 import Testing
 
@@ -32,9 +33,10 @@ import Testing
 
     /// Random buffers of every awkward length around the padding boundaries, and one of
     /// 10 KB, against coreutils' `sha256sum`.
-    @Test func agreesWithCoreutils() throws {
-        let directory = makeTemporaryDirectory()
-        defer { removeTree(directory) }
+    @Test func agreesWithCoreutils() async throws {
+        let folder = try TemporaryDirectory(prefix: "sha256-tests")
+        defer { folder.remove() }
+        let directory = folder.path
         let lengths = [1, 55, 56, 57, 63, 64, 65, 119, 120, 128, 10_240]
         var expected: [String: String] = [:]
         for length in lengths {
@@ -43,7 +45,8 @@ import Testing
             try writeFile(path, bytes)
             expected[path] = SHA256.hex(SHA256.hash(bytes))
         }
-        let output = try #require(try run("/usr/bin/sha256sum", lengths.map { "\(directory)/\($0).bin" }))
+        let output = try await ChildProcess.run("/usr/bin/sha256sum", lengths.map { "\(directory)/\($0).bin" })
+            .check().stdout
         var checked = 0
         for line in output.split(separator: "\n") {
             // "<hex>  <path>"
@@ -58,10 +61,11 @@ import Testing
 
 /// Each test gets a fresh directory from mkdtemp, removed when the test ends.
 @Suite final class ArtworkCacheTests {
-    let root: String
+    let folder: TemporaryDirectory
+    var root: String { folder.path }
 
-    init() { root = makeTemporaryDirectory() }
-    deinit { removeTree(root) }
+    init() throws { folder = try TemporaryDirectory(prefix: "artwork-cache-tests") }
+    deinit { folder.remove() }
 
     @Test func pngAndJPEGGetContentAddressedFileURLs() throws {
         let cache = ArtworkCache(directory: root)
@@ -310,26 +314,6 @@ private func jpeg(_ count: Int) -> Data {
     Data([0xFF, 0xD8, 0xFF, 0xE0] + randomBytes(count - 4))
 }
 
-private func makeTemporaryDirectory() -> String {
-    var template = Array("/tmp/artwork-cache-tests.XXXXXX".utf8CString)
-    return template.withUnsafeMutableBufferPointer { buffer in
-        guard let path = mkdtemp(buffer.baseAddress!) else { fatalError("mkdtemp: \(errno)") }
-        return String(cString: path)
-    }
-}
-
-/// `rm -rf path`.
-private func removeTree(_ path: String) {
-    var info = stat()
-    guard lstat(path, &info) == 0 else { return }
-    if info.st_mode & S_IFMT == S_IFDIR {
-        for name in listing(path, includingHidden: true) { removeTree(path + "/" + name) }
-        rmdir(path)
-    } else {
-        unlink(path)
-    }
-}
-
 /// The names in a directory, without "." and "..", and without other dot files unless asked.
 private func listing(_ path: String, includingHidden: Bool = false) -> Set<String> {
     guard let stream = opendir(path) else { return [] }
@@ -383,25 +367,4 @@ private func readFile(_ path: String) throws -> [UInt8] {
         if count == 0 { return bytes }
         bytes += chunk[..<count]
     }
-}
-
-/// Runs `executable` with `arguments` through posix_spawn and returns its
-/// standard output, or nil if it could not run or failed.
-private func run(_ executable: String, _ arguments: [String]) throws -> String? {
-    let directory = makeTemporaryDirectory()
-    defer { removeTree(directory) }
-    let outputPath = directory + "/stdout"
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    var pid = pid_t()
-    guard posix_spawn(&pid, executable, &actions, nil, &argv, nil) == 0 else { return nil }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    // Exited normally with status 0.
-    guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else { return nil }
-    return String(decoding: try readFile(outputPath), as: UTF8.self)
 }

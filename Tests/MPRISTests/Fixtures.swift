@@ -190,24 +190,21 @@ func withPlayer<T: Sendable>(
     },
     _ body: (PlayerFixture) async throws -> T
 ) async throws -> T {
-    var template = Array("/tmp/mpris-artwork-XXXXXX".utf8CString)
-    guard let directory = mkdtemp(&template).map({ String(cString: $0) }) else {
-        throw DBusError(.failed, "mkdtemp failed")
-    }
-    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let artwork = try TemporaryDirectory(prefix: "mpris-artwork")
+    defer { artwork.remove() }
     return try await PrivateBus.with { bus in
         let app = TestApp()
         configure(app)
         let service = try MPRISService(
             configuration: MPRISConfiguration(
                 playerName: PlayerFixture.playerName, identity: "mpris-bridge test player", desktopEntry: desktopEntry,
-                artworkCacheDirectory: directory),
+                artworkCacheDirectory: artwork.path),
             commands: app.commands, nowPlaying: app.nowPlaying)
         let connection = try await Connection.connect(to: .address(bus.address))
         defer { connection.close() }
         let name = try await service.publish(on: connection)
         #expect(name.rawValue == PlayerFixture.busName)
-        let result = try await body(PlayerFixture(bus: bus, app: app, service: service, artworkDirectory: directory))
+        let result = try await body(PlayerFixture(bus: bus, app: app, service: service, artworkDirectory: artwork.path))
         await service.unpublish()
         return result
     }

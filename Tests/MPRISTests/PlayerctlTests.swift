@@ -15,29 +15,20 @@ import Testing
 /// against MediaRemote) run as its own process and driven by playerctl, as a
 /// user would.
 @Suite(.timeLimit(.minutes(1))) struct PlayerctlTests {
-    /// Executables are built next to the test bundle.
-    static let buildFolder: String = {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        let executable = String(decoding: buffer[..<max(count, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return String(executable[..<(executable.lastIndex(of: "/") ?? executable.startIndex)])
-    }()
-
     /// Runs `body` with the example serving on a private bus, its artwork cache in a temporary folder.
     func withExample(_ body: (PrivateBus, String) async throws -> Void) async throws {
-        var template = Array("/tmp/mpris-example-XXXXXX".utf8CString)
-        let cache = try #require(mkdtemp(&template).map { String(cString: $0) })
-        defer { try? FileManager.default.removeItem(atPath: cache) }
+        let cache = try TemporaryDirectory(prefix: "mpris-example")
+        defer { cache.remove() }
         try await PrivateBus.with { bus in
             var environment = bus.environment
-            environment["XDG_CACHE_HOME"] = cache
+            environment["XDG_CACHE_HOME"] = cache.path
             let example = try ChildProcess.spawn(
-                "\(Self.buildFolder)/now-playing-example", [], environment: environment)
+                "\(buildProductsFolder)/now-playing-example", [], environment: environment)
             defer { example.kill() }
             let appeared = try await bus.run(
                 "gdbus", ["wait", "--session", "--timeout", "20", "org.mpris.MediaPlayer2.mprisbridge_example"])
             try #require(appeared.status == 0, "\(example.capturedStderr)")
-            try await body(bus, cache)
+            try await body(bus, cache.path)
         }
     }
 
