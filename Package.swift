@@ -8,6 +8,14 @@ let package = Package(
         .library(name: "DBusTestSupport", targets: ["DBusTestSupport"]),
         .library(name: "MediaRemote", targets: ["MediaRemote"]),
         .library(name: "MPRIS", targets: ["MPRIS"]),
+        .library(name: "GStreamerPlayback", targets: ["GStreamerPlayback"]),
+        .library(name: "MusicLibrary", targets: ["MusicLibrary"]),
+        .executable(name: "mpris-bridge", targets: ["mpris-bridge"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // libdbus-1, imported through a shim header (see Sources/CDBus/shim.h).
@@ -32,6 +40,33 @@ let package = Package(
         .executableTarget(
             name: "now-playing-example", dependencies: ["DBus", "MPRIS", "MediaRemote"],
             path: "Examples/NowPlayingExample"),
+        // GStreamer core and the discoverer from plugins-base, imported through a shim header.
+        .systemLibrary(
+            name: "CGStreamer",
+            pkgConfig: "gstreamer-pbutils-1.0",
+            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
+        ),
+        // SQLite 3, for the music library's persisted index.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Playback through GStreamer's playbin, the play queue, and tag discovery.
+        .target(name: "GStreamerPlayback", dependencies: ["CGStreamer", "MediaRemote"]),
+        .testTarget(
+            name: "GStreamerPlaybackTests", dependencies: ["GStreamerPlayback", "MediaRemote", "DBusTestSupport"]),
+        // A music folder's index: tracks, albums, artwork and playlists, persisted in SQLite.
+        .target(name: "MusicLibrary", dependencies: ["CSQLite", "GStreamerPlayback", "MediaRemote"]),
+        .testTarget(name: "MusicLibraryTests", dependencies: ["MusicLibrary", "DBusTestSupport"]),
+        // The daemon: indexes a music folder, plays it and serves it over MPRIS.
+        .executableTarget(
+            name: "mpris-bridge",
+            dependencies: [
+                "DBus", "MPRIS", "MediaRemote", "GStreamerPlayback", "MusicLibrary",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+        // The daemon end to end, driven by real clients on a private bus.
+        .testTarget(
+            name: "MPRISBridgeTests", dependencies: ["DBus", "DBusTestSupport"], exclude: ["Python"]),
         // Private bus fixture and real-client runners shared by every test target.
         .target(name: "DBusTestSupport"),
         .testTarget(name: "DBusTestSupportTests", dependencies: ["DBusTestSupport"]),

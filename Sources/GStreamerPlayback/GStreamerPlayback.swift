@@ -1,0 +1,3 @@
+// Playback through GStreamer's playbin. Filled in by issue 4.
+import CGStreamer
+import MediaRemote

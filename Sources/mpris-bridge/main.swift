@@ -1,0 +1,2 @@
+// The daemon. Filled in by issue 4.
+print("mpris-bridge")
