@@ -1,0 +1,289 @@
+import MediaRemote
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// One entry of a ``PlayQueue``: what to play and what remotes show about it.
+public struct QueueItem: Sendable, Equatable {
+    /// Unique within its queue; ``PlayQueue`` makes it so when an item is added twice.
+    public var identifier: String
+    /// Where the media is: a `file://` URL or an `http(s)://` stream.
+    public var url: URL
+    /// The item fields remotes show (title, artists, duration, artwork…);
+    /// the playback fields are ignored.
+    public var info: NowPlayingInfo
+
+    /// Describes an entry; `info.identifier` is set to `identifier`.
+    public init(identifier: String, url: URL, info: NowPlayingInfo) {
+        self.identifier = identifier
+        self.url = url
+        var info = info
+        info.identifier = identifier
+        info.assetURL = info.assetURL ?? url
+        self.info = info
+    }
+
+    /// A live stream has no length and cannot be sought.
+    public var isLiveStream: Bool { info.isLiveStream }
+}
+
+/// The order things play in: the items, which one is current, and what
+/// repeat and shuffle make of "next" and "previous".
+///
+/// A value type with no I/O, so every rule is testable on its own:
+/// - Repeat is a target state, never toggled (seed lesson 4). Repeat one
+///   replays the current item when it ends on its own; a listener's "next"
+///   still moves on. Repeat all wraps at both ends.
+/// - Shuffle draws a new random order that keeps the current item first, so
+///   turning it on never interrupts what plays; turning it off restores the
+///   order the items were added in, still at the current item.
+/// - ``items`` are in play order: the order remotes show.
+public struct PlayQueue: Sendable, Equatable {
+    /// The items in the order they were added (the unshuffled order).
+    public private(set) var addedOrder: [QueueItem] = []
+    /// Indices into ``addedOrder``, in play order.
+    private var order: [Int] = []
+    /// The current item's place in `order`; `nil` only when the queue is empty.
+    public private(set) var currentIndex: Int?
+    /// What happens at the ends of the queue and of an item.
+    public var repeatMode: RepeatType = .off
+    /// Whether the play order is shuffled; set it with ``setShuffle(_:using:)``.
+    public private(set) var shuffleMode: ShuffleType = .off
+    /// Every queued identifier, so adding stays O(1).
+    private var identifiers: Set<String> = []
+
+    /// An empty queue.
+    public init() {}
+
+    /// The items in play order.
+    public var items: [QueueItem] { order.map { addedOrder[$0] } }
+    /// The number of items.
+    public var count: Int { addedOrder.count }
+    /// Whether there is nothing to play.
+    public var isEmpty: Bool { addedOrder.isEmpty }
+    /// The item that plays now (or would, on play); `nil` when the queue is empty.
+    public var current: QueueItem? { currentIndex.map { addedOrder[order[$0]] } }
+
+    /// The item at `index` in play order.
+    public func item(at index: Int) -> QueueItem? {
+        order.indices.contains(index) ? addedOrder[order[index]] : nil
+    }
+
+    /// The place of the item with `identifier` in play order.
+    public func index(of identifier: String) -> Int? {
+        order.firstIndex { addedOrder[$0].identifier == identifier }
+    }
+
+    // MARK: Moving
+
+    /// The item that follows when the current one ends on its own, without
+    /// moving: the same item under repeat one, the first after the last under
+    /// repeat all, `nil` at the end otherwise. This is what a gapless
+    /// hand-over prepares.
+    public var itemAfterCurrentEnds: QueueItem? {
+        guard let currentIndex else { return nil }
+        if repeatMode == .one { return current }
+        return followingIndex(after: currentIndex).map { addedOrder[order[$0]] }
+    }
+
+    /// Moves to what follows when the current item ends on its own (see
+    /// ``itemAfterCurrentEnds``). Returns `false`, without moving, at the end.
+    public mutating func advanceAfterEnd() -> Bool {
+        guard let currentIndex else { return false }
+        if repeatMode == .one { return true }
+        guard let next = followingIndex(after: currentIndex) else { return false }
+        self.currentIndex = next
+        return true
+    }
+
+    /// Moves to the next item as a listener's "next" does: repeat one does
+    /// not hold it back. Returns `false`, without moving, at the end.
+    public mutating func moveToNext() -> Bool {
+        guard let currentIndex, let next = followingIndex(after: currentIndex) else { return false }
+        self.currentIndex = next
+        return true
+    }
+
+    /// Moves to the previous item; at the first it wraps under repeat all.
+    /// Returns `false`, without moving, when there is none.
+    public mutating func moveToPrevious() -> Bool {
+        guard let currentIndex else { return false }
+        if currentIndex > 0 {
+            self.currentIndex = currentIndex - 1
+        } else if repeatMode == .all, order.count > 1 {
+            self.currentIndex = order.count - 1
+        } else {
+            return false
+        }
+        return true
+    }
+
+    /// Makes the item with `identifier` current. Returns `false` if it is not queued.
+    public mutating func moveTo(identifier: String) -> Bool {
+        guard let index = index(of: identifier) else { return false }
+        currentIndex = index
+        return true
+    }
+
+    /// Makes the item at `index` (play order) current. Returns `false` if out of range.
+    public mutating func moveTo(index: Int) -> Bool {
+        guard order.indices.contains(index) else { return false }
+        currentIndex = index
+        return true
+    }
+
+    private func followingIndex(after index: Int) -> Int? {
+        if index + 1 < order.count { return index + 1 }
+        return repeatMode == .all ? 0 : nil
+    }
+
+    // MARK: Editing
+
+    /// Replaces everything with `items`, in this order, and makes the item at
+    /// `currentIndex` current (clamped). Shuffle, if on, draws a new order
+    /// that starts with it.
+    public mutating func replace<G: RandomNumberGenerator>(
+        with items: [QueueItem], currentIndex: Int = 0, using generator: inout G
+    ) {
+        addedOrder = []
+        identifiers = []
+        addedOrder.reserveCapacity(items.count)
+        for item in items { addedOrder.append(uniqued(item)) }
+        order = Array(addedOrder.indices)
+        self.currentIndex = addedOrder.isEmpty ? nil : min(max(currentIndex, 0), addedOrder.count - 1)
+        if shuffleMode != .off { reshuffle(using: &generator) }
+    }
+
+    /// Replaces everything with `items`, using the system's random numbers for shuffle.
+    public mutating func replace(with items: [QueueItem], currentIndex: Int = 0) {
+        var generator = SystemRandomNumberGenerator()
+        replace(with: items, currentIndex: currentIndex, using: &generator)
+    }
+
+    /// Inserts `item` in play order after the item with identifier `after`,
+    /// or first when `after` is `nil`. An identifier already queued gets a
+    /// suffix (`#2`, `#3`…) so entries stay distinct. Returns the inserted
+    /// item, or `nil` (and changes nothing) when `after` is not queued.
+    @discardableResult
+    public mutating func insert(_ item: QueueItem, after: String?) -> QueueItem? {
+        let position: Int
+        if let after {
+            guard let index = index(of: after) else { return nil }
+            position = index + 1
+        } else {
+            position = 0
+        }
+        let item = uniqued(item)
+        addedOrder.append(item)
+        order.insert(addedOrder.count - 1, at: position)
+        if let currentIndex {
+            if position <= currentIndex { self.currentIndex = currentIndex + 1 }
+        } else {
+            currentIndex = 0
+        }
+        return item
+    }
+
+    /// Appends `item` at the end of the play order; see ``insert(_:after:)``.
+    @discardableResult
+    public mutating func append(_ item: QueueItem) -> QueueItem {
+        let item = uniqued(item)
+        addedOrder.append(item)
+        order.append(addedOrder.count - 1)
+        if currentIndex == nil { currentIndex = 0 }
+        return item
+    }
+
+    /// Removes the item with `identifier`. When it was current, the item that
+    /// followed it becomes current (or the one before, if it was last).
+    /// Returns `false` if it is not queued.
+    @discardableResult
+    public mutating func remove(identifier: String) -> Bool {
+        guard let position = index(of: identifier) else { return false }
+        let removed = order.remove(at: position)
+        identifiers.remove(addedOrder.remove(at: removed).identifier)
+        order = order.map { $0 > removed ? $0 - 1 : $0 }
+        if order.isEmpty {
+            currentIndex = nil
+        } else if let currentIndex, position < currentIndex || currentIndex == order.count {
+            self.currentIndex = currentIndex - 1
+        }
+        return true
+    }
+
+    // MARK: Shuffle
+
+    /// Turns shuffle on or off. On (items or collections; a queue has no
+    /// collections, so both shuffle items) draws a random order that starts
+    /// with the current item; off restores the added order at the current item.
+    public mutating func setShuffle<G: RandomNumberGenerator>(_ mode: ShuffleType, using generator: inout G) {
+        let wasShuffled = shuffleMode != .off
+        shuffleMode = mode
+        if mode == .off {
+            guard wasShuffled else { return }
+            let current = currentIndex.map { order[$0] }
+            order = Array(addedOrder.indices)
+            currentIndex = current
+        } else if !wasShuffled {
+            reshuffle(using: &generator)
+        }
+    }
+
+    /// Turns shuffle on or off with the system's random numbers.
+    public mutating func setShuffle(_ mode: ShuffleType) {
+        var generator = SystemRandomNumberGenerator()
+        setShuffle(mode, using: &generator)
+    }
+
+    private mutating func reshuffle<G: RandomNumberGenerator>(using generator: inout G) {
+        guard let currentIndex else {
+            order.shuffle(using: &generator)
+            return
+        }
+        let current = order[currentIndex]
+        var rest = order.filter { $0 != current }
+        rest.shuffle(using: &generator)
+        order = [current] + rest
+        self.currentIndex = 0
+    }
+
+    // MARK: Saving
+
+    /// The play order as indices into ``addedOrder``, for saving a shuffled queue.
+    public var playOrder: [Int] { order }
+
+    /// Restores a saved queue exactly: the items in added order, the play
+    /// order, the current place and the modes. Returns `false`, changing
+    /// nothing, when `playOrder` is not a permutation of the items' indices.
+    public mutating func restore(
+        addedOrder items: [QueueItem], playOrder: [Int], currentIndex: Int?, repeatMode: RepeatType,
+        shuffleMode: ShuffleType
+    ) -> Bool {
+        guard playOrder.sorted() == Array(items.indices) else { return false }
+        var restored = PlayQueue()
+        for item in items { restored.addedOrder.append(restored.uniqued(item)) }
+        restored.order = playOrder
+        restored.currentIndex = items.isEmpty ? nil : min(max(currentIndex ?? 0, 0), items.count - 1)
+        restored.repeatMode = repeatMode
+        restored.shuffleMode = shuffleMode
+        self = restored
+        return true
+    }
+
+    /// `item`, with a suffix on its identifier if that one is already queued;
+    /// the identifier is recorded as taken.
+    private mutating func uniqued(_ item: QueueItem) -> QueueItem {
+        guard identifiers.contains(item.identifier) else {
+            identifiers.insert(item.identifier)
+            return item
+        }
+        var number = 2
+        while identifiers.contains("\(item.identifier)#\(number)") { number += 1 }
+        let identifier = "\(item.identifier)#\(number)"
+        identifiers.insert(identifier)
+        return QueueItem(identifier: identifier, url: item.url, info: item.info)
+    }
+}
