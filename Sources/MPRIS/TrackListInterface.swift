@@ -143,10 +143,11 @@ final class TrackListInterface: Sendable {
     /// Brings the list shown up to date with the now-playing centre's queue
     /// and announces the step (see the type's documentation).
     ///
-    /// Reads the queue afresh rather than trusting an update's value, so that
-    /// updates observed out of order still end on the latest queue.
+    /// Reads the queue afresh, under the lock, rather than trusting an
+    /// update's value, so that updates observed out of order still end on
+    /// the latest queue.
     func refreshQueue() {
-        shown.update(to: ShownQueue.entries(of: nowPlaying.playbackQueue)) { change, entries in
+        shown.update(to: { ShownQueue.entries(of: nowPlaying.playbackQueue) }) { change, entries in
             tracks.value = entries.map(\.id)
             switch change {
             case .none: break
@@ -210,10 +211,16 @@ enum TrackListChange: Equatable {
 
 /// The list a TrackList shows, and the metadata built for its entries.
 private final class ShownQueue: Sendable {
-    private let entries = Mutex<[TrackListEntry]>([])
+    private let shown = Mutex(Shown())
     /// Metadata by track id, with the item it was built from; only for entries shown.
     private let metadataCache = Mutex<[ObjectPath: (item: NowPlayingInfo, metadata: Metadata)]>([:])
     private let artURL: @Sendable (MediaItemArtwork) -> URL?
+
+    private struct Shown {
+        var entries: [TrackListEntry] = []
+        /// Each entry by id, so a lookup does not scan a long queue.
+        var byID: [ObjectPath: TrackListEntry] = [:]
+    }
 
     init(artURL: @escaping @Sendable (MediaItemArtwork) -> URL?) {
         self.artURL = artURL
@@ -230,23 +237,29 @@ private final class ShownQueue: Sendable {
 
     /// The entry shown with that id.
     func entry(for id: ObjectPath) -> TrackListEntry? {
-        entries.withLock { entries in entries.first { $0.id == id } }
+        shown.withLock { $0.byID[id] }
     }
 
-    /// Shows `new`, and runs `announce` with the change when there is one.
-    /// `announce` runs under the lock, so announcements keep the order of the changes.
-    func update(to new: [TrackListEntry], announce: (TrackListChange, [TrackListEntry]) -> Void) {
-        entries.withLock { shown in
-            let change = TrackListChange(from: shown, to: new)
+    /// Shows what `newEntries` returns, and runs `announce` with the change when
+    /// there is one. Both run under the lock, so announcements keep the order
+    /// of the changes and each starts from the list the previous one left.
+    func update(
+        to newEntries: () -> [TrackListEntry], announce: (TrackListChange, [TrackListEntry]) -> Void
+    ) {
+        shown.withLock { shown in
+            let new = newEntries()
+            let change = TrackListChange(from: shown.entries, to: new)
             guard change != .none else { return }
-            shown = new
-            let ids = Set(new.map(\.id))
-            metadataCache.withLock { cache in cache = cache.filter { ids.contains($0.key) } }
+            shown.entries = new
+            shown.byID = Dictionary(uniqueKeysWithValues: new.map { ($0.id, $0) })
+            let byID = shown.byID
+            metadataCache.withLock { cache in cache = cache.filter { byID[$0.key] != nil } }
             announce(change, new)
         }
     }
 
-    /// The entry's metadata, built as the Player's is (artwork through the cache) and kept while it is shown.
+    /// The entry's metadata, built as the Player's is (artwork through the cache) and kept while it is shown
+    /// (one built for an entry removed meanwhile stays until the next change of the list).
     func metadata(for entry: TrackListEntry) -> Metadata {
         if let cached = metadataCache.withLock({ $0[entry.id].flatMap { $0.item == entry.item ? $0.metadata : nil } }) {
             return cached

@@ -166,6 +166,28 @@ func withQueuePlayer<T: Sendable>(
         }
     }
 
+    @Test func addTrackTakesTheOpenURLSchemesWhichTheRootShowsEvenWithoutOpenUri() async throws {
+        try await withQueuePlayer { player in
+            player.app.commands.openURLCommand.removeAllTargets()
+            let replies = try await player.client(
+                "get root SupportedUriSchemes", "call tracks AddTrack s:https://radio.example/live o:\(noTrack) b:false",
+                "call tracks AddTrack s:ftp://example.com/a.ogg o:\(noTrack) b:false")
+            #expect(
+                replies == [
+                    "as [file, https]", "ok",
+                    "error org.freedesktop.DBus.Error.NotSupported: The player cannot open 'ftp' URIs; it supports file, https.",
+                ])
+            #expect(player.app.received == ["addItem https://radio.example/live after start"])
+        }
+        // Without a TrackList, the queue commands open nothing.
+        let withoutTrackList = try await withPlayer(configure: { app in
+            app.enableCommands()
+            app.enableQueue()
+            app.commands.openURLCommand.removeAllTargets()
+        }) { player in try await player.client("get root SupportedUriSchemes") }
+        #expect(withoutTrackList == ["as []"])
+    }
+
     @Test func badInputGetsAnErrorAndChangesNothing() async throws {
         try await withQueuePlayer { player in
             let replies = try await player.client(
