@@ -21,7 +21,8 @@ struct Track: Sendable {
 
 /// A player with no audio: it keeps a queue, a position that advances with
 /// the clock, a rate, repeat and shuffle modes and a volume, and publishes
-/// every change to a `NowPlayingInfoCenter`, as a real app's player would.
+/// every change to a `NowPlayingInfoCenter` (the current item and the queue),
+/// as a real app's player would. Remotes may pick, add and remove queue items.
 ///
 /// State changes are sequenced by the actor, so a stop followed at once by a
 /// play is handled in order. The end of an item is awaited with one sleeping
@@ -139,15 +140,79 @@ actor InMemoryPlayer {
 
     /// Appends what `url` points at and plays it.
     func open(_ url: URL) -> RemoteCommandHandlerStatus {
-        let isStream = url.scheme != "file"
-        let name = url.lastPathComponent.isEmpty ? url.absoluteString : url.lastPathComponent
-        queue.append(
-            Track(
-                id: url.absoluteString, title: name, artists: [], album: nil, duration: isStream ? nil : .seconds(60),
-                url: url, trackNumber: queue.count + 1, isLiveStream: isStream))
+        queue.append(track(for: url))
         index = queue.count - 1
         move(to: .zero, state: .playing)
         return .success
+    }
+
+    /// Plays the queue item with that identifier from its start.
+    func playItem(identifier: String) -> RemoteCommandHandlerStatus {
+        guard let position = queue.firstIndex(where: { $0.id == identifier }) else { return .noSuchContent }
+        index = position
+        move(to: .zero, state: .playing)
+        return .success
+    }
+
+    /// Inserts what `url` points at after the item `afterIdentifier` (`nil`: at the start),
+    /// and plays it if asked; otherwise what plays goes on playing.
+    func addItem(_ url: URL, after afterIdentifier: String?, playsImmediately: Bool) -> RemoteCommandHandlerStatus {
+        var insertion = 0
+        if let afterIdentifier {
+            guard let after = queue.firstIndex(where: { $0.id == afterIdentifier }) else { return .noSuchContent }
+            insertion = after + 1
+        }
+        let wasEmpty = queue.isEmpty
+        queue.insert(track(for: url), at: insertion)
+        if playsImmediately {
+            index = insertion
+            move(to: .zero, state: .playing)
+        } else {
+            if !wasEmpty, insertion <= index { index += 1 }
+            publish()
+        }
+        return .success
+    }
+
+    /// Removes the queue item with that identifier. Removing the current item
+    /// moves to the next one (the first, when repeating the queue), keeping
+    /// playing or paused; past the end of the queue, playback stops.
+    func removeItem(identifier: String) -> RemoteCommandHandlerStatus {
+        guard let removed = queue.firstIndex(where: { $0.id == identifier }) else { return .noSuchContent }
+        queue.remove(at: removed)
+        if removed < index {
+            index -= 1
+            publish()
+        } else if removed > index {
+            publish()
+        } else if queue.isEmpty {
+            index = 0
+            move(to: .zero, state: .stopped)
+        } else if removed < queue.count {
+            move(to: .zero, state: state == .stopped ? .paused : state)  // the next item took its place
+        } else if commands.changeRepeatModeCommand.currentRepeatType == .all {
+            index = 0
+            move(to: .zero, state: state == .stopped ? .paused : state)
+        } else {
+            index = queue.count - 1
+            move(to: .zero, state: .stopped)
+        }
+        return .success
+    }
+
+    /// A queue item for what `url` points at; its identifier is the URL, made unique in the queue.
+    private func track(for url: URL) -> Track {
+        let isStream = url.scheme != "file"
+        let name = url.lastPathComponent.isEmpty ? url.absoluteString : url.lastPathComponent
+        var id = url.absoluteString
+        var copy = 1
+        while queue.contains(where: { $0.id == id }) {
+            copy += 1
+            id = "\(url.absoluteString)#\(copy)"
+        }
+        return Track(
+            id: id, title: name, artists: [], album: nil, duration: isStream ? nil : .seconds(60), url: url,
+            trackNumber: queue.count + 1, isLiveStream: isStream)
     }
 
     /// Applies a new position and state, publishes them, and schedules the end of the item.
@@ -177,22 +242,33 @@ actor InMemoryPlayer {
         }
     }
 
+    /// Publishes the queue (the centre ignores an unchanged one) and the current item.
     private func publish() {
+        nowPlaying.playbackQueue = queue.map(item)
         guard !queue.isEmpty else {
             nowPlaying.nowPlayingInfo = nil
             return
         }
-        let track = queue[index]
-        nowPlaying.publish(
-            NowPlayingInfo(
-                identifier: track.id, title: track.title, artists: track.artists, albumTitle: track.album,
-                albumArtists: track.artists, genres: track.album == nil ? [] : ["Test Tones"], playbackDuration: track.duration,
-                artwork: track.artwork, trackNumber: track.trackNumber, trackCount: queue.count, discNumber: 1,
-                releaseDate: Date(timeIntervalSince1970: 1_700_000_000), assetURL: track.url,
-                isLiveStream: track.isLiveStream, playbackState: state, elapsedPlaybackTime: position,
-                playbackRate: state == .playing ? rate : 0, defaultPlaybackRate: rate,
-                playbackQueueIndex: index, playbackQueueCount: queue.count),
-            at: since)
+        var info = item(queue[index])
+        info.playbackState = state
+        info.elapsedPlaybackTime = position
+        info.playbackRate = state == .playing ? rate : 0
+        info.defaultPlaybackRate = rate
+        info.playbackQueueIndex = index
+        info.playbackQueueCount = queue.count
+        nowPlaying.publish(info, at: since)
+    }
+
+    /// What remotes show of a track, without playback fields. Nothing in it
+    /// depends on the queue's length or order, so inserting one item changes
+    /// no other entry (remotes then hear of one insertion, not a new list).
+    private func item(_ track: Track) -> NowPlayingInfo {
+        NowPlayingInfo(
+            identifier: track.id, title: track.title, artists: track.artists, albumTitle: track.album,
+            albumArtists: track.artists, genres: track.album == nil ? [] : ["Test Tones"], playbackDuration: track.duration,
+            artwork: track.artwork, trackNumber: track.trackNumber, discNumber: 1,
+            releaseDate: Date(timeIntervalSince1970: 1_700_000_000), assetURL: track.url,
+            isLiveStream: track.isLiveStream)
     }
 
     /// Publishes the initial state.

@@ -1,6 +1,9 @@
 // The README's adoption example: an app with its own (here, silent, in-memory)
 // player adopts MediaRemote, and MPRIS publishes it on the session bus.
 // Try it: `swift run now-playing-example`, then `playerctl -p mprisbridge_example status`.
+// Its queue is the MPRIS TrackList: `gdbus call --session --dest org.mpris.MediaPlayer2.mprisbridge_example
+// --object-path /org/mpris/MediaPlayer2 --method org.freedesktop.DBus.Properties.Get
+// org.mpris.MediaPlayer2.TrackList Tracks`.
 import DBus
 import MPRIS
 import MediaRemote
@@ -33,6 +36,12 @@ commands.changeVolumeCommand.addTarget { event in await player.setVolume(event.v
 commands.openURLCommand.supportedURLSchemes = ["file", "http", "https"]
 commands.openURLCommand.supportedMIMETypes = ["audio/mpeg", "audio/ogg", "audio/flac"]
 commands.openURLCommand.addTarget { event in await player.open(event.url) }
+// The queue, shown as the MPRIS TrackList: pick (GoTo), add (AddTrack) and remove (RemoveTrack) items.
+commands.playItemInQueueCommand.addTarget { event in await player.playItem(identifier: event.identifier) }
+commands.addItemToQueueCommand.addTarget { event in
+    await player.addItem(event.url, after: event.afterIdentifier, playsImmediately: event.playsImmediately)
+}
+commands.removeItemFromQueueCommand.addTarget { event in await player.removeItem(identifier: event.identifier) }
 if radioMode {
     // Feedback commands switch remotes to radio mode: no previous-track button.
     commands.likeCommand.localizedTitle = "Love this track"
@@ -41,7 +50,8 @@ if radioMode {
 }
 
 let service = try MPRISService(
-    configuration: MPRISConfiguration(playerName: "mprisbridge_example", identity: "mpris-bridge example"),
+    configuration: MPRISConfiguration(
+        playerName: "mprisbridge_example", identity: "mpris-bridge example", hasTrackList: true),
     commands: commands, nowPlaying: nowPlaying)
 await player.start()
 let bus = try await Connection.session()

@@ -26,12 +26,16 @@ public struct MPRISConfiguration: Sendable {
     public var quit: (@Sendable () async -> Void)?
     /// Where artwork images are cached; `nil` is `$XDG_CACHE_HOME/mpris-bridge/artwork`.
     public var artworkCacheDirectory: String?
+    /// Whether the play queue (``NowPlayingInfoCenter/playbackQueue``) is
+    /// published as MPRIS `org.mpris.MediaPlayer2.TrackList`; `HasTrackList`
+    /// says so. Default false: an app without a queue shows no track list.
+    public var hasTrackList: Bool
 
     /// Describes a player; only the bus name and the identity are required.
     public init(
         playerName: String, identity: String, desktopEntry: String? = nil,
         raise: (@Sendable () async -> Void)? = nil, quit: (@Sendable () async -> Void)? = nil,
-        artworkCacheDirectory: String? = nil
+        artworkCacheDirectory: String? = nil, hasTrackList: Bool = false
     ) {
         self.playerName = playerName
         self.identity = identity
@@ -39,6 +43,7 @@ public struct MPRISConfiguration: Sendable {
         self.raise = raise
         self.quit = quit
         self.artworkCacheDirectory = artworkCacheDirectory
+        self.hasTrackList = hasTrackList
     }
 }
 
@@ -54,11 +59,13 @@ public struct MPRISConfiguration: Sendable {
 /// ```
 ///
 /// On `/org/mpris/MediaPlayer2` it serves `org.mpris.MediaPlayer2`,
-/// `org.mpris.MediaPlayer2.Player` and the project's extension interface
-/// `org.mprisbridge.Player1`. Every property follows the two centres: a
-/// command enabled or disabled, a new now-playing value or volume each become
-/// one `PropertiesChanged` per interface, with only what changed; a jump of
-/// the position becomes `Seeked`. `Position` is computed at every read.
+/// `org.mpris.MediaPlayer2.Player`, the project's extension interface
+/// `org.mprisbridge.Player1` and, with ``MPRISConfiguration/hasTrackList``,
+/// `org.mpris.MediaPlayer2.TrackList` for the play queue. Every property
+/// follows the two centres: a command enabled or disabled, a new now-playing
+/// value or volume each become one `PropertiesChanged` per interface, with
+/// only what changed; a jump of the position becomes `Seeked`; a change of
+/// the queue becomes one TrackList signal. `Position` is computed at every read.
 ///
 /// Commands from remotes go to the app's targets; an unavailable command has
 /// no effect, and a failure status comes back to the remote as a
@@ -77,6 +84,7 @@ public final class MPRISService: Sendable {
     private let root: RootInterface
     private let player: PlayerInterface
     private let extensions: ExtensionInterface
+    private let trackList: TrackListInterface?
     private let artwork: ArtworkCache
     private let state = Mutex(Published())
 
@@ -96,9 +104,15 @@ public final class MPRISService: Sendable {
         root = RootInterface(configuration: configuration, commands: commands)
         player = PlayerInterface(commands: commands, nowPlaying: nowPlaying)
         extensions = ExtensionInterface(commands: commands, nowPlaying: nowPlaying)
-        artwork = ArtworkCache(
+        let artwork = ArtworkCache(
             directory: configuration.artworkCacheDirectory
                 ?? ArtworkCache.defaultDirectory(environment: Self.environment(["XDG_CACHE_HOME", "HOME"])))
+        self.artwork = artwork
+        trackList =
+            configuration.hasTrackList
+            ? TrackListInterface(
+                commands: commands, nowPlaying: nowPlaying, artURL: { Self.artURL(for: $0, cache: artwork) })
+            : nil
     }
 
     /// The bus name owned after ``publish(on:)``: the requested name, or
@@ -115,7 +129,7 @@ public final class MPRISService: Sendable {
         player.canControl.value = commands.hasAvailableCommand
         refresh()
         let player = self.player
-        let observations = [
+        var observations = [
             commands.observeChanges { [weak self] in self?.refresh() },
             nowPlaying.observe { [weak self] update in
                 // A publication touches only the Player's now-playing properties.
@@ -125,8 +139,14 @@ public final class MPRISService: Sendable {
                 }
             },
         ]
+        if let trackList {
+            // Observing before the first refresh, so no change of the queue falls in between.
+            observations.append(nowPlaying.observeQueue { _ in trackList.refreshQueue() })
+            trackList.refreshQueue()
+        }
         // Objects first, then the name, so no call arrives before they exist.
-        try connection.export([root.interface, player.interface, extensions.interface], at: Self.objectPath)
+        let interfaces = [root.interface, player.interface, extensions.interface] + [trackList?.interface].compactMap { $0 }
+        try connection.export(interfaces, at: Self.objectPath)
         state.withLock {
             $0.connection = connection
             $0.observations = observations
@@ -158,6 +178,7 @@ public final class MPRISService: Sendable {
         root.refresh()
         player.refresh(artURL: artURL)
         extensions.refresh()
+        trackList?.refreshCommands()
     }
 
     private func refreshNowPlaying() {
@@ -165,10 +186,14 @@ public final class MPRISService: Sendable {
     }
 
     private func artURL(for artwork: MediaItemArtwork) -> URL? {
+        Self.artURL(for: artwork, cache: self.artwork)
+    }
+
+    private static func artURL(for artwork: MediaItemArtwork, cache: ArtworkCache) -> URL? {
         switch artwork {
         case .url(let url): url
         // Bytes the cache refuses (not an image, too large, disk full) simply give no artUrl.
-        case .imageData(let data): try? self.artwork.fileURL(for: data)
+        case .imageData(let data): try? cache.fileURL(for: data)
         }
     }
 

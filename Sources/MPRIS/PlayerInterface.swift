@@ -120,14 +120,7 @@ final class PlayerInterface: Sendable {
         interface.method("OpenUri", arguments: ["Uri"]) { (uri: String) async throws in
             let command = commands.openURLCommand
             guard command.isAvailable else { return }
-            guard let url = URL(string: uri), let scheme = url.scheme?.lowercased() else {
-                throw DBusError(.invalidArgs, "'\(uri)' is not a URI.")
-            }
-            guard command.supportedURLSchemes.contains(scheme) else {
-                throw DBusError(
-                    .notSupported,
-                    "The player cannot open '\(scheme)' URIs; it supports \(command.supportedURLSchemes.joined(separator: ", ")).")
-            }
+            let url = try command.url(fromRemote: uri)
             try await command.performForRemote(OpenURLCommandEvent(url: url), action: "open \(uri)")
         }
 
@@ -267,6 +260,23 @@ final class PlayerInterface: Sendable {
         let metadata = Metadata(info, artURL: info.artwork.flatMap(artURL))
         metadataCache.withLock { $0 = (item, metadata) }
         return metadata
+    }
+}
+
+extension RemoteCommand where Event == OpenURLCommandEvent {
+    /// The URL a remote sent (to `OpenUri` or `AddTrack`), if the app can open it:
+    /// `InvalidArgs` when it is not a URI, `NotSupported` when its scheme is
+    /// not one of ``RemoteCommand/supportedURLSchemes``.
+    func url(fromRemote uri: String) throws -> URL {
+        guard let url = URL(string: uri), let scheme = url.scheme?.lowercased() else {
+            throw DBusError(.invalidArgs, "'\(uri)' is not a URI.")
+        }
+        guard supportedURLSchemes.contains(scheme) else {
+            throw DBusError(
+                .notSupported,
+                "The player cannot open '\(scheme)' URIs; it supports \(supportedURLSchemes.joined(separator: ", ")).")
+        }
+        return url
     }
 }
 

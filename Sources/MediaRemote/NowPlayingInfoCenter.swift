@@ -12,6 +12,9 @@ import Synchronization
 /// and whether the position jumped (``NowPlayingUpdate/isPositionJump``),
 /// which is what MPRIS's `Seeked` signal needs.
 ///
+/// The centre also holds the play queue remotes show (``playbackQueue``);
+/// its observers (``observeQueue(_:)``) hear about each change of it.
+///
 /// Thread safety: every member may be used from any thread or task.
 public final class NowPlayingInfoCenter: Sendable {
     /// How far a published position may differ from the extrapolated one
@@ -26,6 +29,8 @@ public final class NowPlayingInfoCenter: Sendable {
         var publishedAt: ContinuousClock.Instant
         var volume: Double = 1
         var observers: [UInt64: @Sendable (NowPlayingUpdate) -> Void] = [:]
+        var queue: [NowPlayingInfo] = []
+        var queueObservers: [UInt64: @Sendable (PlaybackQueueUpdate) -> Void] = [:]
         var nextObserver: UInt64 = 0
     }
 
@@ -38,6 +43,28 @@ public final class NowPlayingInfoCenter: Sendable {
     public var nowPlayingInfo: NowPlayingInfo? {
         get { state.withLock { $0.info } }
         set { publish(newValue) }
+    }
+
+    /// The play queue remotes show, in play order: each entry's item fields
+    /// (identifier, title, artists, duration, artwork, …); playback fields
+    /// such as the state or the elapsed time are ignored. Empty by default.
+    ///
+    /// Each entry's ``NowPlayingInfo/effectiveIdentifier`` must be unique
+    /// within the queue: remotes name entries by it (the queue commands of
+    /// ``RemoteCommandCenter`` carry it), and the current item is the entry
+    /// with the identifier of ``nowPlayingInfo``. Setting a different queue
+    /// tells the queue observers; setting an equal one does nothing.
+    public var playbackQueue: [NowPlayingInfo] {
+        get { state.withLock { $0.queue } }
+        set {
+            let update = state.withLock { state -> (PlaybackQueueUpdate, [@Sendable (PlaybackQueueUpdate) -> Void])? in
+                guard state.queue != newValue else { return nil }
+                let update = PlaybackQueueUpdate(previous: state.queue, current: newValue)
+                state.queue = newValue
+                return (update, Array(state.queueObservers.values))
+            }
+            if let (update, observers) = update { for observer in observers { observer(update) } }
+        }
     }
 
     /// The instant the current value was published.
@@ -100,6 +127,23 @@ public final class NowPlayingInfoCenter: Sendable {
         return Observation { [weak self] in self?.state.withLock { _ = $0.observers.removeValue(forKey: id) } }
     }
 
+    /// Calls `observer` after each change of ``playbackQueue``, with the
+    /// previous and new queues, synchronously on the thread that set it. It must be quick.
+    ///
+    /// When two threads set the queue at once, their observer calls may run
+    /// concurrently and finish in either order; an observer that keeps state
+    /// should read ``playbackQueue`` for the latest value.
+    @discardableResult
+    public func observeQueue(_ observer: @escaping @Sendable (PlaybackQueueUpdate) -> Void) -> Observation {
+        let id = state.withLock { state in
+            let id = state.nextObserver
+            state.nextObserver += 1
+            state.queueObservers[id] = observer
+            return id
+        }
+        return Observation { [weak self] in self?.state.withLock { _ = $0.queueObservers.removeValue(forKey: id) } }
+    }
+
     /// Whether going from `previous` to `next` moves the position of the same
     /// item away from where it would have been by more than ``jumpTolerance``
     /// (a seek, or the item starting over).
@@ -130,4 +174,12 @@ public struct NowPlayingUpdate: Sendable {
 
     /// Whether a different item (or none) is now loaded.
     public var isNewItem: Bool { previous?.effectiveIdentifier != current?.effectiveIdentifier }
+}
+
+/// One change of the play queue as observers see it.
+public struct PlaybackQueueUpdate: Sendable {
+    /// The queue before the change.
+    public let previous: [NowPlayingInfo]
+    /// The queue now; never equal to ``previous``.
+    public let current: [NowPlayingInfo]
 }

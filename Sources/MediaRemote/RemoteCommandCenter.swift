@@ -61,6 +61,13 @@ public final class RemoteCommandCenter: Sendable {
     public let changeVolumeCommand: RemoteCommand<ChangeVolumeCommandEvent>
     /// Opens and plays a URL (a Linux addition, for `playerctl open`).
     public let openURLCommand: RemoteCommand<OpenURLCommandEvent>
+    /// Plays an entry of ``NowPlayingInfoCenter/playbackQueue`` (a Linux addition, MPRIS `GoTo`).
+    public let playItemInQueueCommand: RemoteCommand<PlayItemInQueueCommandEvent>
+    /// Inserts a URL into the play queue (a Linux addition, MPRIS `AddTrack`). Remotes may edit
+    /// the queue only while this and ``removeItemFromQueueCommand`` are both available.
+    public let addItemToQueueCommand: RemoteCommand<AddItemToQueueCommandEvent>
+    /// Removes an entry from the play queue (a Linux addition, MPRIS `RemoveTrack`).
+    public let removeItemFromQueueCommand: RemoteCommand<RemoveItemFromQueueCommandEvent>
 
     /// Creates a centre whose commands are all enabled and have no targets, so none is available yet.
     public init() {
@@ -83,6 +90,9 @@ public final class RemoteCommandCenter: Sendable {
         bookmarkCommand = RemoteCommand("bookmark", options: .init(localizedTitle: "Bookmark"), changes: changes)
         changeVolumeCommand = RemoteCommand("changeVolume", options: .init(), changes: changes)
         openURLCommand = RemoteCommand("openURL", options: .init(), changes: changes)
+        playItemInQueueCommand = RemoteCommand("playItemInQueue", options: .init(), changes: changes)
+        addItemToQueueCommand = RemoteCommand("addItemToQueue", options: .init(), changes: changes)
+        removeItemFromQueueCommand = RemoteCommand("removeItemFromQueue", options: .init(), changes: changes)
     }
 
     /// Whether remotes should show radio-style controls: a feedback command is
@@ -100,6 +110,8 @@ public final class RemoteCommandCenter: Sendable {
             || changePlaybackPositionCommand.isAvailable || changePlaybackRateCommand.isAvailable
             || changeRepeatModeCommand.isAvailable || changeShuffleModeCommand.isAvailable
             || isInRadioMode || changeVolumeCommand.isAvailable || openURLCommand.isAvailable
+            || playItemInQueueCommand.isAvailable || addItemToQueueCommand.isAvailable
+            || removeItemFromQueueCommand.isAvailable
     }
 
     /// Calls `observer` after every change remotes can see: a command enabled

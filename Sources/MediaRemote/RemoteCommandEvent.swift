@@ -289,3 +289,47 @@ extension RemoteCommand where Event == OpenURLCommandEvent {
         set { options.supportedMIMETypes = newValue }
     }
 }
+
+// MARK: The play queue
+
+/// Play an item of the play queue (``NowPlayingInfoCenter/playbackQueue``).
+/// Not part of Apple's command centre; on Linux a remote picks an entry of
+/// the queue it shows (MPRIS `GoTo`).
+public struct PlayItemInQueueCommandEvent: CommandEvent, Equatable {
+    /// The ``NowPlayingInfo/effectiveIdentifier`` of the queue entry to play.
+    public var identifier: String
+    public init(identifier: String) { self.identifier = identifier }
+}
+
+/// Insert what a URL points at (a file or a stream) into the play queue.
+/// Not part of Apple's command centre; on Linux a remote may add to the queue
+/// it shows (MPRIS `AddTrack`).
+///
+/// The app adds the item to ``NowPlayingInfoCenter/playbackQueue`` (with an
+/// identifier unique within the queue), which is how remotes see it arrive.
+public struct AddItemToQueueCommandEvent: CommandEvent, Equatable {
+    /// The URL to add; its scheme is one of the open-URL command's
+    /// ``RemoteCommand/supportedURLSchemes``.
+    public var url: URL
+    /// The ``NowPlayingInfo/effectiveIdentifier`` of the queue entry the new
+    /// item goes after; `nil` puts it at the start of the queue.
+    public var afterIdentifier: String?
+    /// Whether the new item becomes the current item and plays, as if a
+    /// ``PlayItemInQueueCommandEvent`` for it followed.
+    public var playsImmediately: Bool
+
+    public init(url: URL, afterIdentifier: String?, playsImmediately: Bool = false) {
+        self.url = url
+        self.afterIdentifier = afterIdentifier
+        self.playsImmediately = playsImmediately
+    }
+}
+
+/// Remove an entry from the play queue. Not part of Apple's command centre;
+/// on Linux a remote may edit the queue it shows (MPRIS `RemoveTrack`).
+/// What plays when the current item is removed is the app's choice.
+public struct RemoveItemFromQueueCommandEvent: CommandEvent, Equatable {
+    /// The ``NowPlayingInfo/effectiveIdentifier`` of the queue entry to remove.
+    public var identifier: String
+    public init(identifier: String) { self.identifier = identifier }
+}

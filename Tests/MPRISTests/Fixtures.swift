@@ -132,6 +132,55 @@ final class TestApp: Sendable {
         }
     }
 
+    /// An entry of the play queue the tests use: identifier `id`, titled `"Song <id>"`.
+    static func queueItem(_ id: String, title: String? = nil) -> NowPlayingInfo {
+        NowPlayingInfo(
+            identifier: id, title: title ?? "Song \(id)", artists: ["Queue Artist"], playbackDuration: .seconds(60),
+            assetURL: URL(fileURLWithPath: "/music/\(id).ogg"))
+    }
+
+    /// Adds targets to the three queue commands; each records what it received
+    /// (`"playItem b"`, `"addItem URL after a now"`, `"removeItem c"`) and, on
+    /// success, changes the queue (and the current item) as a real player would.
+    /// An added item's identifier is its URL.
+    func enableQueue() {
+        let c = commands
+        c.performBatchUpdates {
+            c.playItemInQueueCommand.addTarget { event in
+                let status = self.record("playItem \(event.identifier)")
+                if status == .success,
+                    let item = self.nowPlaying.playbackQueue.first(where: { $0.effectiveIdentifier == event.identifier })
+                {
+                    self.nowPlaying.publish(item)
+                }
+                return status
+            }
+            c.addItemToQueueCommand.addTarget { event in
+                let now = event.playsImmediately ? " now" : ""
+                let status = self.record(
+                    "addItem \(event.url.absoluteString) after \(event.afterIdentifier ?? "start")\(now)")
+                guard status == .success else { return status }
+                let item = NowPlayingInfo(
+                    identifier: event.url.absoluteString, title: event.url.lastPathComponent, assetURL: event.url)
+                var queue = self.nowPlaying.playbackQueue
+                let index = event.afterIdentifier.map { after in
+                    (queue.firstIndex { $0.effectiveIdentifier == after } ?? queue.count - 1) + 1
+                } ?? 0
+                queue.insert(item, at: index)
+                self.nowPlaying.playbackQueue = queue
+                if event.playsImmediately { self.nowPlaying.publish(item) }
+                return status
+            }
+            c.removeItemFromQueueCommand.addTarget { event in
+                let status = self.record("removeItem \(event.identifier)")
+                if status == .success {
+                    self.nowPlaying.playbackQueue.removeAll { $0.effectiveIdentifier == event.identifier }
+                }
+                return status
+            }
+        }
+    }
+
     /// Adds targets to the feedback commands, which puts remotes in radio mode.
     func enableFeedback() {
         let c = commands
@@ -180,10 +229,11 @@ struct PlayerFixture: Sendable {
 }
 
 /// Starts a private bus, publishes a ``TestApp`` (prepared by `configure`; by
-/// default every command enabled and the first track loaded) and runs `body`.
+/// default every command enabled and the first track loaded; with
+/// `hasTrackList`, the TrackList interface exported) and runs `body`.
 /// Stops everything afterwards.
 func withPlayer<T: Sendable>(
-    desktopEntry: String? = "mprisbridge-test",
+    desktopEntry: String? = "mprisbridge-test", hasTrackList: Bool = false,
     configure: (TestApp) -> Void = { app in
         app.enableCommands()
         app.nowPlaying.nowPlayingInfo = TestApp.track
@@ -198,7 +248,7 @@ func withPlayer<T: Sendable>(
         let service = try MPRISService(
             configuration: MPRISConfiguration(
                 playerName: PlayerFixture.playerName, identity: "mpris-bridge test player", desktopEntry: desktopEntry,
-                artworkCacheDirectory: artwork.path),
+                artworkCacheDirectory: artwork.path, hasTrackList: hasTrackList),
             commands: app.commands, nowPlaying: app.nowPlaying)
         let connection = try await Connection.connect(to: .address(bus.address))
         defer { connection.close() }

@@ -102,6 +102,48 @@ import Testing
         }
     }
 
+    /// The example's queue is its TrackList (no playerctl command reads one, so the Python client does).
+    @Test func theExampleShowsAWorkingTrackList() async throws {
+        try await withExample { bus, _ in
+            func client(_ operations: String...) async throws -> [String] {
+                let output = try await bus.run(
+                    PrivateBus.systemPython,
+                    [pythonScript("mpris_client.py"), "org.mpris.MediaPlayer2.mprisbridge_example"] + operations)
+                #expect(output.status == 0, "\(output.stderr)")
+                return output.stdout.split(separator: "\n").map(String.init)
+            }
+            let (sine, square, noise) = (trackID("demo:1/Sine à 440 Hz"), trackID("demo:2"), trackID("demo:3"))
+            let added = trackID("file:///tmp/new.ogg")
+            #expect(
+                try await client("get root HasTrackList", "get tracks Tracks", "get tracks CanEditTracks")
+                    == ["b true", "ao [\(sine), \(square), \(noise)]", "b true"])
+
+            var replies = try await client("call tracks GoTo o:\(square)", "get player PlaybackStatus", "get player Metadata")
+            #expect(Array(replies[0...1]) == ["ok", "s Playing"])
+            #expect(replies[2].contains("xesam:title: Square at 220 Hz"), "GoTo plays the item")
+
+            replies = try await client(
+                "call tracks AddTrack s:file:///tmp/new.ogg o:\(square) b:false", "get tracks Tracks",
+                "call tracks GetTracksMetadata ao:\(added)", "get player Metadata")
+            #expect(Array(replies[0...1]) == ["ok", "ao [\(sine), \(square), \(added), \(noise)]"])
+            #expect(replies[2].contains("xesam:title: new.ogg") && replies[2].contains("xesam:url: file:///tmp/new.ogg"))
+            #expect(replies[3].contains("xesam:title: Square at 220 Hz"), "without SetAsCurrent, what plays goes on")
+
+            replies = try await client(
+                "call tracks RemoveTrack o:\(square)", "get tracks Tracks", "get player Metadata",
+                "get player PlaybackStatus")
+            #expect(Array(replies[0...1]) == ["ok", "ao [\(sine), \(added), \(noise)]"])
+            #expect(replies[2].contains("xesam:title: new.ogg"), "removing the current item moves to the next")
+            #expect(replies[3] == "s Playing")
+
+            replies = try await client(
+                "call tracks AddTrack s:https://radio.example/live o:\(noTrack) b:true", "get tracks Tracks",
+                "get player Metadata")
+            #expect(Array(replies[0...1]) == ["ok", "ao [\(trackID("https://radio.example/live")), \(sine), \(added), \(noise)]"])
+            #expect(replies[2].contains("xesam:url: https://radio.example/live"), "SetAsCurrent plays it")
+        }
+    }
+
     @Test func followPrintsOneLinePerChange() async throws {
         try await withExample { bus, _ in
             let follow = try bus.spawn(

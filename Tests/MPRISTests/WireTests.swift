@@ -110,16 +110,24 @@ import Testing
         }
     }
 
-    @Test func theServiceServesExactlyTheContractInDBusFolder() async throws {
-        try await withPlayer { player in
+    /// With a TrackList, its contract is served too (10 more members); without, it is not served at all.
+    @Test(arguments: [false, true])
+    func theServiceServesExactlyTheContractInDBusFolder(hasTrackList: Bool) async throws {
+        try await withPlayer(hasTrackList: hasTrackList) { player in
             let output = try await player.bus.run(
                 PrivateBus.systemPython,
                 ["\(repositoryRoot)/Scripts/check-contract.py", PlayerFixture.busName, MPRISService.objectPath.rawValue,
                  "\(repositoryRoot)/dbus/org.mpris.MediaPlayer2.xml",
                  "\(repositoryRoot)/dbus/org.mpris.MediaPlayer2.Player.xml",
-                 "\(repositoryRoot)/dbus/org.mprisbridge.Player1.xml"])
-            #expect(output.status == 0, "\(output.stdout)\(output.stderr)")
-            #expect(output.stdout == "match 66 members\n")
+                 "\(repositoryRoot)/dbus/org.mprisbridge.Player1.xml",
+                 "\(repositoryRoot)/dbus/org.mpris.MediaPlayer2.TrackList.xml"])
+            if hasTrackList {
+                #expect(output.status == 0, "\(output.stdout)\(output.stderr)")
+                #expect(output.stdout == "match 76 members\n")
+            } else {
+                #expect(output.status == 1, "\(output.stderr)")
+                #expect(output.stdout == "org.mpris.MediaPlayer2.TrackList: not served\n")
+            }
         }
     }
 

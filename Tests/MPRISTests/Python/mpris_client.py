@@ -6,15 +6,19 @@ per operation:
   get IFACE PROP             the value, as `<signature> <value>`
   set IFACE PROP T:V         `ok`, or `error NAME: message`
   call IFACE METHOD [T:V…]   `ok [result]`, or `error NAME: message`
+  typedcall IFACE METHOD [T:V…]  `ok <result's signature> <result>`, or `error NAME: message`
+  tracks                     for each track of the TrackList, in order: its id, then each
+                             entry of GetTracksMetadata as `  key signature value`
 
-IFACE is root, player or ext; T:V is a typed value such as d:nan, x:-5, s:Track,
-o:/a/b, b:true, i:3 (a string after s: may contain spaces encoded as %20).
+IFACE is root, player, ext or tracks; T:V is a typed value such as d:nan, x:-5, s:Track,
+o:/a/b, b:true, i:3, ao:/a,/b (ao: alone is empty; a string after s: may contain
+spaces encoded as %20).
 Usage: mpris_client.py BUS_NAME OPERATION..."""
 import sys
 import dbus
 
 INTERFACES = {"root": "org.mpris.MediaPlayer2", "player": "org.mpris.MediaPlayer2.Player",
-              "ext": "org.mprisbridge.Player1"}
+              "ext": "org.mprisbridge.Player1", "tracks": "org.mpris.MediaPlayer2.TrackList"}
 PROPERTIES = "org.freedesktop.DBus.Properties"
 
 
@@ -39,6 +43,9 @@ def typed(text, variant_level=0):
     """A typed value; variant_level 1 sends it as a variant (Properties.Set's `v`)."""
     kind, _, raw = text.partition(":")
     raw = raw.replace("%20", " ")
+    if kind == "ao":
+        return dbus.Array([dbus.ObjectPath(p) for p in raw.split(",") if p], signature="o",
+                          variant_level=variant_level)
     makers = {"d": lambda: dbus.Double(float(raw), variant_level=variant_level),
               "x": lambda: dbus.Int64(int(raw), variant_level=variant_level),
               "i": lambda: dbus.Int32(int(raw), variant_level=variant_level),
@@ -82,6 +89,19 @@ def run(player, words):
             method = player.get_dbus_method(words[2], INTERFACES[words[1]])
             result = method(*[typed(w) for w in words[3:]])
             return "ok" if result is None else "ok " + show(result)
+        if op == "typedcall":
+            method = player.get_dbus_method(words[2], INTERFACES[words[1]])
+            result = method(*[typed(w) for w in words[3:]])
+            return "ok " + signature(result) + " " + show(result)
+        if op == "tracks":
+            ids = player.Get(INTERFACES["tracks"], "Tracks", dbus_interface=PROPERTIES)
+            # Get returns the ids wrapped as a variant; send them back as a plain `ao`.
+            metadata = player.GetTracksMetadata(dbus.Array(ids, signature="o"), dbus_interface=INTERFACES["tracks"])
+            lines = []
+            for track_id, fields in zip(ids, metadata):
+                lines.append(str(track_id))
+                lines += ["  " + key + " " + signature(fields[key]) + " " + show(fields[key]) for key in sorted(fields)]
+            return "\n".join(lines)
         return "unknown operation " + op
     except dbus.exceptions.DBusException as error:
         return "error " + error.get_dbus_name() + ": " + error.get_dbus_message()
