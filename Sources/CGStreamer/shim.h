@@ -7,5 +7,109 @@
 // Sources/GStreamerPlayback needs.
 #include <gst/gst.h>
 #include <gst/pbutils/pbutils.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// Playback
+//
+// Used by Sources/GStreamerPlayback/GStreamer.swift only.
+
+/// GST_CLOCK_TIME_NONE, which Swift cannot import (it is a cast).
+static inline GstClockTime cgst_clock_time_none(void) { return GST_CLOCK_TIME_NONE; }
+
+/// The kernel id of the calling thread (for /proc/self/task/<id>).
+static inline pid_t cgst_thread_id(void) { return (pid_t)syscall(SYS_gettid); }
+
+/// Names the calling thread (at most 15 bytes are kept), as shown by top and /proc.
+static inline void cgst_name_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+
+static inline GstMessageType cgst_message_type(GstMessage *message) { return GST_MESSAGE_TYPE(message); }
+static inline GstObject *cgst_message_source(GstMessage *message) { return GST_MESSAGE_SRC(message); }
+
+// Typed g_object_set / g_object_get (the originals are variadic).
+static inline void cgst_set_string(gpointer object, const gchar *name, const gchar *value) {
+    g_object_set(object, name, value, NULL);
+}
+static inline void cgst_set_double(gpointer object, const gchar *name, gdouble value) {
+    g_object_set(object, name, value, NULL);
+}
+static inline gdouble cgst_get_double(gpointer object, const gchar *name) {
+    gdouble value = 0;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+static inline void cgst_set_boolean(gpointer object, const gchar *name, gboolean value) {
+    g_object_set(object, name, value, NULL);
+}
+static inline gboolean cgst_get_boolean(gpointer object, const gchar *name) {
+    gboolean value = FALSE;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+/// For flags and enums as well as plain unsigned properties.
+static inline void cgst_set_uint(gpointer object, const gchar *name, guint value) {
+    g_object_set(object, name, value, NULL);
+}
+static inline guint cgst_get_uint(gpointer object, const gchar *name) {
+    guint value = 0;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+/// Sets an object property; the object takes its own reference (a floating one is sunk).
+static inline void cgst_set_object(gpointer object, const gchar *name, gpointer value) {
+    g_object_set(object, name, value, NULL);
+}
+
+/// Connects playbin's `about-to-finish`; `destroy` runs when the handler is disconnected.
+static inline gulong cgst_connect_about_to_finish(
+    GstElement *playbin, void (*callback)(GstElement *, gpointer), gpointer data, GClosureNotify destroy) {
+    return g_signal_connect_data(playbin, "about-to-finish", G_CALLBACK(callback), data, destroy, (GConnectFlags)0);
+}
+
+/// The application message the engine posts on its own bus to mark a point in the message order.
+#define CGST_MARKER_NAME "mpris-bridge-marker"
+
+static inline gboolean cgst_post_marker(GstBus *bus, gint64 value) {
+    GstStructure *structure = gst_structure_new(CGST_MARKER_NAME, "value", G_TYPE_INT64, value, NULL);
+    return gst_bus_post(bus, gst_message_new_application(NULL, structure));
+}
+
+/// The value of a marker posted by cgst_post_marker; FALSE for any other message.
+static inline gboolean cgst_marker_value(GstMessage *message, gint64 *value) {
+    const GstStructure *structure = gst_message_get_structure(message);
+    if (structure == NULL || !gst_structure_has_name(structure, CGST_MARKER_NAME)) return FALSE;
+    return gst_structure_get_int64(structure, "value", value);
+}
+
+/// Whether `object` is a sink element (an audio output, not a decoder or a source).
+static inline gboolean cgst_is_sink(GstObject *object) {
+    return object != NULL && GST_IS_ELEMENT(object) && GST_OBJECT_FLAG_IS_SET(object, GST_ELEMENT_FLAG_SINK);
+}
+
+/// The URI that `object` (an element that posted an error) was working on: the nearest source
+/// element's or uridecodebin's, walking up the parents up to but not including `top` (playbin,
+/// whose `uri` property is already the next item's after a gapless hand-over). NULL if none.
+static inline gchar *cgst_uri_of(GstObject *object, GstObject *top) {
+    GstObject *current = object != NULL ? gst_object_ref(object) : NULL;
+    while (current != NULL && current != top) {
+        gchar *uri = NULL;
+        if (GST_IS_URI_HANDLER(current) && gst_uri_handler_get_uri_type(GST_URI_HANDLER(current)) == GST_URI_SRC) {
+            uri = gst_uri_handler_get_uri(GST_URI_HANDLER(current));
+        } else if (g_object_class_find_property(G_OBJECT_GET_CLASS(current), "uri") != NULL) {
+            GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(current), "uri");
+            if (spec->value_type == G_TYPE_STRING) g_object_get(current, "uri", &uri, NULL);
+        }
+        if (uri != NULL) {
+            gst_object_unref(current);
+            return uri;
+        }
+        GstObject *parent = gst_object_get_parent(current);
+        gst_object_unref(current);
+        current = parent;
+    }
+    if (current != NULL) gst_object_unref(current);
+    return NULL;
+}
 
 #endif

@@ -1,0 +1,512 @@
+// The only file of the playback engine that talks to libgstreamer. Everything above it works
+// with `Playbin`, `BusMessage` and Swift values; no pointer, `OpaquePointer` or `Unmanaged`
+// leaves this file.
+//
+// Threading: GStreamer elements are thread-safe for what is used here (properties, state
+// changes, queries, seeks and posting on the bus lock internally), so a `Playbin` may be used
+// from any thread. Its bus is read by one thread of its own, blocked in
+// `gst_bus_timed_pop_filtered` without a timeout: no GMainLoop, and no wake-up unless a
+// message arrives.
+
+import CGStreamer
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// GStreamer's process-wide initialisation, done once (`gst_init`), on first use.
+enum GStreamerLibrary {
+    private static let initialization: String? = {
+        var error: UnsafeMutablePointer<GError>?
+        if gst_init_check(nil, nil, &error) != 0 { return nil }
+        return takeMessage(error) ?? "gst_init failed"
+    }()
+
+    /// Initialises GStreamer unless done already; throws with GStreamer's reason if it cannot.
+    static func initialize() throws(PlaybackError) {
+        if let failure = initialization {
+            throw PlaybackError(kind: .other, url: nil, message: "Cannot initialise GStreamer: \(failure)")
+        }
+    }
+}
+
+/// The state of a pipeline, as GStreamer names it.
+enum PipelineState: Sendable, Equatable {
+    /// No state change is pending (only as the `pending` of a state change).
+    case voidPending
+    case null, ready, paused, playing
+
+    init(_ state: GstState) {
+        switch state {
+        case GST_STATE_NULL: self = .null
+        case GST_STATE_READY: self = .ready
+        case GST_STATE_PAUSED: self = .paused
+        case GST_STATE_PLAYING: self = .playing
+        default: self = .voidPending
+        }
+    }
+
+    var gstState: GstState {
+        switch self {
+        case .voidPending: GST_STATE_VOID_PENDING
+        case .null: GST_STATE_NULL
+        case .ready: GST_STATE_READY
+        case .paused: GST_STATE_PAUSED
+        case .playing: GST_STATE_PLAYING
+        }
+    }
+}
+
+/// What `gst_element_set_state` answered.
+enum StateChangeResult: Sendable, Equatable {
+    /// Done already.
+    case success
+    /// Under way; the pipeline posts ASYNC_DONE (or an error) when it is done.
+    case async
+    /// Done, but a live source cannot preroll: there will be no ASYNC_DONE.
+    case noPreroll
+    /// Failed; an ERROR message with the reason is normally on the bus already.
+    case failure
+}
+
+/// An ERROR message, decoded.
+struct PipelineError: Sendable, Equatable {
+    /// Where the failure is, from GStreamer's error domain and code and the element that posted it.
+    enum Category: Sendable, Equatable {
+        /// The resource does not exist (no such file, HTTP 404).
+        case notFound
+        /// Reading the input failed: opening, reading or seeking a file or a connection.
+        case input
+        /// The audio output failed (a sink posted it, or a write-side resource error).
+        case output
+        /// The data could not be demuxed or decoded, or no plugin handles it.
+        case decode
+        case other
+    }
+
+    var category: Category
+    /// GStreamer's human message, such as "Resource not found.".
+    var message: String
+    /// The last line of GStreamer's debug text, which usually names the cause, such as
+    /// `No such file "/tmp/a.ogg"`; empty when there is none.
+    var detail: String
+    /// The URI the failing element was working on, when one is known.
+    var uri: String?
+}
+
+/// A message from the pipeline's bus, decoded on the bus thread. Messages the engine does not
+/// use are dropped before decoding, and so are state changes of playbin's children.
+enum BusMessage: Sendable, Equatable {
+    /// The pipeline itself changed state.
+    case stateChanged(old: PipelineState, new: PipelineState, pending: PipelineState)
+    /// The pipeline finished an asynchronous state change: prerolled after a load or a seek.
+    case asyncDone
+    /// A new stream reached the sink (after a load, or a gapless hand-over, or a new chain).
+    case streamStarted
+    case endOfStream
+    case error(PipelineError)
+    /// Tags that reached the audio sink, so they belong to the stream being played.
+    case tags(StreamTags)
+    case buffering(percent: Int)
+    case durationChanged
+    /// The pipeline's clock went away; it must go to PAUSED and back to PLAYING to pick another.
+    case clockLost
+    /// An element's latency changed; the pipeline must recalculate it.
+    case latency
+    /// A marker posted by ``Playbin/postMarker(_:)``.
+    case marker(Int)
+}
+
+/// A `playbin` pipeline with an audio-only configuration, its bus thread and its
+/// `about-to-finish` hook.
+final class Playbin: @unchecked Sendable {  // GstElement calls used here are thread-safe; mutable state is in Mutex/Atomic
+    private let element: UnsafeMutablePointer<GstElement>
+    private let bus: UnsafeMutablePointer<GstBus>
+    private let started = Mutex<Started?>(nil)
+    private let isShutDown = Atomic<Bool>(false)
+
+    private struct Started {
+        var loop: BusLoop
+        var thread: pthread_t
+        var handlerID: gulong
+    }
+
+    /// Creates `playbin` with `audioSink` (a gst-launch description) as its audio sink,
+    /// `scaletempo` as its audio filter (rate changes keep the pitch), and video, subtitles and
+    /// visualisations turned off.
+    ///
+    /// Throws ``PlaybackError/Kind/invalidArgument`` with GStreamer's reason when the
+    /// description does not parse or has no input; ``PlaybackError/Kind/other`` when GStreamer
+    /// or playbin is unavailable.
+    init(audioSink description: String) throws(PlaybackError) {
+        try GStreamerLibrary.initialize()
+        var parseError: UnsafeMutablePointer<GError>?
+        let sink = gst_parse_bin_from_description(description, 1, &parseError)
+        if let reason = takeMessage(parseError) {
+            if let sink { gst_object_unref(gpointer(sink)) }
+            throw PlaybackError(
+                kind: .invalidArgument, url: nil, message: "Invalid audio sink \"\(description)\": \(reason)")
+        }
+        guard let sink else {
+            throw PlaybackError(kind: .invalidArgument, url: nil, message: "Invalid audio sink \"\(description)\"")
+        }
+        _ = gst_object_ref_sink(gpointer(sink))
+        defer { gst_object_unref(gpointer(sink)) }
+        guard let input = gst_element_get_static_pad(sink, "sink") else {
+            throw PlaybackError(
+                kind: .invalidArgument, url: nil, message: "Invalid audio sink \"\(description)\": it takes no input")
+        }
+        gst_object_unref(gpointer(input))
+
+        guard let element = gst_element_factory_make("playbin", nil) else {
+            throw PlaybackError(
+                kind: .other, url: nil, message: "GStreamer has no playbin element (install gstreamer1.0-plugins-base)")
+        }
+        _ = gst_object_ref_sink(gpointer(element))
+        cgst_set_object(element, "audio-sink", sink)
+        if let tempo = gst_element_factory_make("scaletempo", nil) {
+            cgst_set_object(element, "audio-filter", tempo)
+        }
+        // GstPlayFlags (playbin's private header): audio and software volume only. Keeps
+        // buffering and download flags as they are.
+        let video: guint = 0x1, audio: guint = 0x2, text: guint = 0x4, visualisation: guint = 0x8
+        let softVolume: guint = 0x10
+        let flags = cgst_get_uint(element, "flags")
+        cgst_set_uint(element, "flags", (flags | audio | softVolume) & ~(video | text | visualisation))
+        // Otherwise going to NULL empties the bus, markers included: the engine orders
+        // messages against its own markers instead.
+        gst_pipeline_set_auto_flush_bus(pipelinePointer(element), 0)
+        self.element = element
+        bus = gst_element_get_bus(element)
+    }
+
+    deinit {
+        shutdown()
+        gst_object_unref(gpointer(bus))
+        gst_object_unref(gpointer(element))
+    }
+
+    /// Starts the bus thread, which calls `onMessage` for each message in bus order, and hooks
+    /// `about-to-finish`: `nextURI` is called on a streaming thread when the current item is
+    /// about to end, and the URI it returns (if any) is played next without a gap. Call once.
+    func start(
+        onMessage: @escaping @Sendable (BusMessage) -> Void, nextURI: @escaping @Sendable () -> String?
+    ) {
+        started.withLock { started in
+            precondition(started == nil, "Playbin.start called twice")
+            let loop = BusLoop(bus: bus, pipeline: element, onMessage: onMessage)
+            var thread = pthread_t()
+            let context = Unmanaged.passRetained(loop).toOpaque()
+            let result = pthread_create(&thread, nil, { context in
+                Unmanaged<BusLoop>.fromOpaque(context!).takeRetainedValue().run()
+                return nil
+            }, context)
+            precondition(result == 0, "cannot start the GStreamer bus thread: error \(result)")
+            let relay = Unmanaged.passRetained(HandoverRelay(nextURI: nextURI)).toOpaque()
+            let handlerID = cgst_connect_about_to_finish(element, aboutToFinish, relay, releaseRelay)
+            started = Started(loop: loop, thread: thread, handlerID: handlerID)
+        }
+    }
+
+    /// Stops the pipeline (NULL), unhooks `about-to-finish` and ends the bus thread: waits for
+    /// it, unless called on it (then it ends after the current message). Idempotent.
+    func shutdown() {
+        guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        gst_element_set_state(element, GST_STATE_NULL)
+        guard let started = started.withLock({ $0 }) else { return }
+        g_signal_handler_disconnect(gpointer(element), started.handlerID)
+        _ = cgst_post_marker(bus, BusLoop.exitMarker)
+        if pthread_equal(pthread_self(), started.thread) != 0 {
+            pthread_detach(started.thread)
+        } else {
+            pthread_join(started.thread, nil)
+        }
+    }
+
+    /// The kernel thread id of the bus thread, once it runs (for tests that watch it).
+    var busThreadID: Int32? {
+        started.withLock { $0?.loop.threadID.load(ordering: .acquiring) }.flatMap { $0 == 0 ? nil : $0 }
+    }
+
+    // MARK: Controls
+
+    /// Sets the URI playbin opens on its next start from READY or NULL.
+    func setURI(_ uri: String) {
+        cgst_set_string(element, "uri", uri)
+    }
+
+    /// Asks for `state`; see ``StateChangeResult``. Going to NULL or READY returns once the
+    /// streaming threads have stopped.
+    @discardableResult
+    func setState(_ state: PipelineState) -> StateChangeResult {
+        switch gst_element_set_state(element, state.gstState) {
+        case GST_STATE_CHANGE_SUCCESS: .success
+        case GST_STATE_CHANGE_ASYNC: .async
+        case GST_STATE_CHANGE_NO_PREROLL: .noPreroll
+        default: .failure
+        }
+    }
+
+    /// The current state and the one a pending asynchronous change is heading for; does not wait.
+    var state: (current: PipelineState, pending: PipelineState) {
+        var current = GST_STATE_VOID_PENDING
+        var pending = GST_STATE_VOID_PENDING
+        gst_element_get_state(element, &current, &pending, 0)
+        return (PipelineState(current), PipelineState(pending))
+    }
+
+    /// A flushing, accurate seek to `position` (stream time) at `rate`. False if the pipeline
+    /// refused it (a stream that cannot seek, or nothing prerolled).
+    func seek(to position: Duration, rate: Double) -> Bool {
+        let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_ACCURATE.rawValue)
+        return gst_element_seek(
+            element, rate, GST_FORMAT_TIME, flags, GST_SEEK_TYPE_SET, gint64(nanoseconds(position)),
+            GST_SEEK_TYPE_NONE, -1) != 0
+    }
+
+    /// The position in the current stream (stream time), nil if unknown.
+    var position: Duration? {
+        var value: gint64 = -1
+        guard gst_element_query_position(element, GST_FORMAT_TIME, &value) != 0, value >= 0 else { return nil }
+        return .nanoseconds(Int64(value))
+    }
+
+    /// The duration of the current stream, nil if unknown (or a live stream).
+    var duration: Duration? {
+        var value: gint64 = -1
+        guard gst_element_query_duration(element, GST_FORMAT_TIME, &value) != 0, value >= 0 else { return nil }
+        return .nanoseconds(Int64(value))
+    }
+
+    /// Whether the current stream can seek in time.
+    var isSeekable: Bool {
+        guard let query = gst_query_new_seeking(GST_FORMAT_TIME) else { return false }
+        defer { gst_query_unref(query) }
+        guard gst_element_query(element, query) != 0 else { return false }
+        var seekable: gboolean = 0
+        gst_query_parse_seeking(query, nil, &seekable, nil, nil)
+        return seekable != 0
+    }
+
+    /// playbin's linear volume (0 silent, 1 unity, up to 10).
+    var volume: Double {
+        get { cgst_get_double(element, "volume") }
+        set { cgst_set_double(element, "volume", newValue) }
+    }
+
+    var isMuted: Bool {
+        get { cgst_get_boolean(element, "mute") != 0 }
+        set { cgst_set_boolean(element, "mute", newValue ? 1 : 0) }
+    }
+
+    /// Posts ``BusMessage/marker(_:)`` with `value` (≥ 0) behind every message already posted.
+    func postMarker(_ value: Int) {
+        precondition(value >= 0, "negative markers are reserved")
+        _ = cgst_post_marker(bus, gint64(value))
+    }
+
+    /// Redistributes latency after a ``BusMessage/latency`` message.
+    func recalculateLatency() {
+        _ = gst_bin_recalculate_latency(binPointer(element))
+    }
+}
+
+// MARK: - The bus thread
+
+/// Reads the bus on its own thread until the exit marker arrives. Owns references to the bus
+/// and the pipeline so that both outlive the thread.
+private final class BusLoop: @unchecked Sendable {  // the pointers are immutable and GStreamer objects are refcounted thread-safely
+    static let exitMarker: gint64 = -1
+    /// Messages the engine uses; the others are dropped by `gst_bus_timed_pop_filtered`.
+    private static let wanted: GstMessageType = {
+        let types = [
+            GST_MESSAGE_STATE_CHANGED, GST_MESSAGE_ASYNC_DONE, GST_MESSAGE_STREAM_START, GST_MESSAGE_EOS,
+            GST_MESSAGE_ERROR, GST_MESSAGE_TAG, GST_MESSAGE_BUFFERING, GST_MESSAGE_DURATION_CHANGED,
+            GST_MESSAGE_CLOCK_LOST, GST_MESSAGE_LATENCY, GST_MESSAGE_APPLICATION,
+        ]
+        return GstMessageType(rawValue: types.reduce(0) { $0 | $1.rawValue })
+    }()
+
+    let threadID = Atomic<Int32>(0)
+    private let bus: UnsafeMutablePointer<GstBus>
+    private let pipeline: UnsafeMutablePointer<GstElement>
+    private let onMessage: @Sendable (BusMessage) -> Void
+
+    init(bus: UnsafeMutablePointer<GstBus>, pipeline: UnsafeMutablePointer<GstElement>,
+         onMessage: @escaping @Sendable (BusMessage) -> Void) {
+        _ = gst_object_ref(gpointer(bus))
+        _ = gst_object_ref(gpointer(pipeline))
+        self.bus = bus
+        self.pipeline = pipeline
+        self.onMessage = onMessage
+    }
+
+    deinit {
+        gst_object_unref(gpointer(bus))
+        gst_object_unref(gpointer(pipeline))
+    }
+
+    func run() {
+        threadID.store(cgst_thread_id(), ordering: .releasing)
+        cgst_name_thread("gst-bus")
+        while true {
+            guard let message = gst_bus_timed_pop_filtered(bus, cgst_clock_time_none(), Self.wanted) else {
+                continue
+            }
+            defer { gst_message_unref(message) }
+            var marker: gint64 = 0
+            if cgst_message_type(message) == GST_MESSAGE_APPLICATION {
+                guard cgst_marker_value(message, &marker) != 0 else { continue }
+                if marker == Self.exitMarker { return }
+                onMessage(.marker(Int(marker)))
+            } else if let decoded = decode(message) {
+                onMessage(decoded)
+            }
+        }
+    }
+
+    private func decode(_ message: UnsafeMutablePointer<GstMessage>) -> BusMessage? {
+        let source = cgst_message_source(message)
+        let fromPipeline = UnsafeMutableRawPointer(source) == UnsafeMutableRawPointer(pipeline)
+        switch cgst_message_type(message) {
+        case GST_MESSAGE_STATE_CHANGED:
+            guard fromPipeline else { return nil }
+            var old = GST_STATE_VOID_PENDING, new = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING
+            gst_message_parse_state_changed(message, &old, &new, &pending)
+            return .stateChanged(old: PipelineState(old), new: PipelineState(new), pending: PipelineState(pending))
+        case GST_MESSAGE_ASYNC_DONE:
+            return fromPipeline ? .asyncDone : nil
+        case GST_MESSAGE_STREAM_START:
+            return fromPipeline ? .streamStarted : nil
+        case GST_MESSAGE_EOS:
+            return fromPipeline ? .endOfStream : nil
+        case GST_MESSAGE_ERROR:
+            return .error(decodeError(message, source: source))
+        case GST_MESSAGE_TAG:
+            // Sinks post the tags that reached them, in stream order; demuxers of a next item
+            // may post theirs before it plays.
+            guard cgst_is_sink(source) != 0 else { return nil }
+            var list: UnsafeMutablePointer<GstTagList>?
+            gst_message_parse_tag(message, &list)
+            guard let list else { return nil }
+            defer { gst_tag_list_unref(list) }
+            return .tags(StreamTags(
+                title: tagString(list, "title"), artist: tagString(list, "artist"), album: tagString(list, "album"),
+                organization: tagString(list, "organization"), genre: tagString(list, "genre")))
+        case GST_MESSAGE_BUFFERING:
+            var percent: gint = 100
+            gst_message_parse_buffering(message, &percent)
+            return .buffering(percent: Int(percent))
+        case GST_MESSAGE_DURATION_CHANGED:
+            return .durationChanged
+        case GST_MESSAGE_CLOCK_LOST:
+            return .clockLost
+        case GST_MESSAGE_LATENCY:
+            return .latency
+        default:
+            return nil
+        }
+    }
+
+    private func decodeError(_ message: UnsafeMutablePointer<GstMessage>, source: UnsafeMutablePointer<GstObject>?)
+        -> PipelineError
+    {
+        var error: UnsafeMutablePointer<GError>?
+        var debug: UnsafeMutablePointer<gchar>?
+        gst_message_parse_error(message, &error, &debug)
+        defer { g_free(debug) }
+        let domain = error?.pointee.domain ?? 0
+        let code = error?.pointee.code ?? 0
+        let text = takeMessage(error) ?? "Unknown error"
+        // The first line of the debug text is the source location; the rest says why.
+        let debugLines = debug.map { String(cString: $0) }?.split(separator: "\n") ?? []
+        let detail = debugLines.dropFirst().joined(separator: " ")
+        var uri: String?
+        if let found = cgst_uri_of(source, gstObject(pipeline)) {
+            uri = String(cString: found)
+            g_free(found)
+        }
+        let category: PipelineError.Category
+        if domain == gst_resource_error_quark() {
+            if cgst_is_sink(source) != 0 {
+                category = .output
+            } else {
+                switch GstResourceError(rawValue: .init(code)) {
+                case GST_RESOURCE_ERROR_NOT_FOUND: category = .notFound
+                case GST_RESOURCE_ERROR_OPEN_WRITE, GST_RESOURCE_ERROR_WRITE, GST_RESOURCE_ERROR_NO_SPACE_LEFT:
+                    category = .output
+                default: category = .input
+                }
+            }
+        } else if domain == gst_stream_error_quark() {
+            category = .decode
+        } else if domain == gst_core_error_quark()
+            && GstCoreError(rawValue: .init(code)) == GST_CORE_ERROR_MISSING_PLUGIN
+        {
+            category = .decode
+        } else {
+            category = cgst_is_sink(source) != 0 ? .output : .other
+        }
+        return PipelineError(category: category, message: text, detail: detail, uri: uri)
+    }
+}
+
+// MARK: - about-to-finish
+
+/// What the `about-to-finish` handler calls; retained by the signal connection.
+private final class HandoverRelay: Sendable {
+    let nextURI: @Sendable () -> String?
+    init(nextURI: @escaping @Sendable () -> String?) { self.nextURI = nextURI }
+}
+
+/// Runs on a streaming thread. Setting `uri` inside the signal is what makes playbin prepare the
+/// next item and switch to it without a gap.
+private let aboutToFinish: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = {
+    playbin, data in
+    guard let playbin, let data else { return }
+    let relay = Unmanaged<HandoverRelay>.fromOpaque(data).takeUnretainedValue()
+    if let uri = relay.nextURI() { cgst_set_string(playbin, "uri", uri) }
+}
+
+private let releaseRelay: GClosureNotify = { data, _ in
+    guard let data else { return }
+    Unmanaged<HandoverRelay>.fromOpaque(data).release()
+}
+
+// MARK: - Helpers
+
+/// The message of `error`, which is freed; nil if there is no error.
+private func takeMessage(_ error: UnsafeMutablePointer<GError>?) -> String? {
+    guard let error else { return nil }
+    defer { g_error_free(error) }
+    return error.pointee.message.map { String(cString: $0) } ?? "Unknown error"
+}
+
+/// A string tag, with multiple values joined by GStreamer (", " for artists); nil if absent.
+private func tagString(_ list: UnsafeMutablePointer<GstTagList>, _ tag: String) -> String? {
+    var value: UnsafeMutablePointer<gchar>?
+    guard gst_tag_list_get_string(list, tag, &value) != 0, let value else { return nil }
+    defer { g_free(value) }
+    return String(cString: value)
+}
+
+private func gstObject(_ element: UnsafeMutablePointer<GstElement>) -> UnsafeMutablePointer<GstObject> {
+    UnsafeMutableRawPointer(element).assumingMemoryBound(to: GstObject.self)
+}
+
+private func pipelinePointer(_ element: UnsafeMutablePointer<GstElement>) -> UnsafeMutablePointer<GstPipeline> {
+    UnsafeMutableRawPointer(element).assumingMemoryBound(to: GstPipeline.self)
+}
+
+private func binPointer(_ element: UnsafeMutablePointer<GstElement>) -> UnsafeMutablePointer<GstBin> {
+    UnsafeMutableRawPointer(element).assumingMemoryBound(to: GstBin.self)
+}
+
+/// `duration` in whole nanoseconds, clamped to what a GstClockTime offset can hold.
+func nanoseconds(_ duration: Duration) -> Int64 {
+    let (seconds, attoseconds) = duration.components
+    guard seconds < Int64.max / 1_000_000_000 else { return Int64.max }
+    guard seconds >= 0 else { return 0 }
+    return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+}

@@ -1,0 +1,721 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import Synchronization
+
+/// The GStreamer implementation of ``PlaybackEngine``, on `playbin` (playbin2).
+///
+/// playbin rather than playbin3: on GStreamer 1.22 both hand over gaplessly, but playbin posts
+/// STREAM_START for the next item exactly when its first buffer reaches the sink, while
+/// playbin3 posted it up to 70 ms early (measured), and playbin3 is still marked experimental.
+///
+/// How it works, in short:
+/// - One bus thread reads every message, blocked without a timeout (a paused engine makes no
+///   wake-ups), and turns messages into ``PlaybackEvent``s and into the completion of the call
+///   that waits for them (ASYNC_DONE completes a load or a seek, a state change completes
+///   play or pause, an ERROR fails the waiting call).
+/// - Calls run one at a time through a FIFO queue; every state change happens under one lock,
+///   so the bus thread's own changes (buffering, errors) never interleave with a call's.
+/// - Each teardown of the pipeline starts a new *generation* and posts a marker on the bus;
+///   messages before the current generation's marker belong to a torn-down run and are ignored.
+/// - `about-to-finish` asks the provider and sets the next URI synchronously; the URL waits in
+///   a list until its STREAM_START, which announces it. playbin cannot seek an item once the
+///   next one is prepared, so a seek or rate change then reloads the current item at the
+///   position (a few milliseconds) and the provider is asked again.
+public final class GStreamerEngine: PlaybackEngine {
+    public let events: AsyncStream<PlaybackEvent>
+    private let continuation: AsyncStream<PlaybackEvent>.Continuation
+    private let playbin: Playbin
+    private let commands = CommandQueue()
+    /// Everything the calls and the bus thread share. GStreamer state changes are made while
+    /// holding it; no GStreamer streaming thread ever takes it (they only take `handover`).
+    private let control = Mutex(Control())
+    /// What the `about-to-finish` handler uses, on a streaming thread.
+    private let handover = Mutex(Handover())
+
+    /// How long a seek may take before the engine assumes playbin lost it and reloads the item.
+    private static let seekTimeout: Duration = .seconds(5)
+    /// How long to wait for the ERROR message after a state change failed at once.
+    private static let failureReportTimeout: Duration = .seconds(2)
+
+    /// Creates an engine with its pipeline and bus thread; nothing is loaded.
+    ///
+    /// - Parameter audioSink: A gst-launch description of the output, such as
+    ///   `"autoaudiosink"` (the default) or `"fakesink sync=true"` (tests, headless).
+    /// - Throws: ``PlaybackError/Kind/invalidArgument`` with GStreamer's parse error for a bad
+    ///   description; ``PlaybackError/Kind/other`` if GStreamer cannot start. Initialises
+    ///   GStreamer once per process.
+    public init(audioSink: String = "autoaudiosink") throws(PlaybackError) {
+        playbin = try Playbin(audioSink: audioSink)
+        (events, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self)
+        playbin.start(
+            onMessage: { [weak self] message in self?.handle(message) },
+            nextURI: { [weak self] in self?.nextURIForHandover() })
+    }
+
+    deinit {
+        playbin.shutdown()
+        let waiters = control.withLock { control in
+            defer { control.waiters.removeAll() }
+            return control.waiters
+        }
+        for waiter in waiters { waiter.finish(.failed(Self.interrupted(nil))) }
+        continuation.finish()
+    }
+
+    /// The kernel id of the bus thread (tests check that it sleeps while paused).
+    var busThreadID: Int32? { playbin.busThreadID }
+
+    // MARK: - PlaybackEngine
+
+    public func load(_ url: URL) async throws(PlaybackError) {
+        guard let scheme = url.scheme?.lowercased(), ["file", "http", "https"].contains(scheme) else {
+            throw PlaybackError(
+                kind: .invalidArgument, url: url, message: "Only file, http and https URLs can be played")
+        }
+        try await perform(superseding: true) { epoch throws(PlaybackError) in
+            try await preroll(url, announcing: true, at: nil, epoch: epoch)
+        }
+    }
+
+    public func play() async throws(PlaybackError) {
+        try await perform(superseding: false) { epoch throws(PlaybackError) in
+            let (isActive, current) = try withControl(epoch) { control throws(PlaybackError) in
+                (control.isActive, control.current)
+            }
+            guard let current else { throw Self.notLoaded }
+            if !isActive { try await preroll(current, announcing: false, at: nil, epoch: epoch) }
+            try await start(.playing, epoch: epoch)
+        }
+    }
+
+    public func pause() async throws(PlaybackError) {
+        try await perform(superseding: false) { epoch throws(PlaybackError) in
+            let (isActive, current) = try withControl(epoch) { control throws(PlaybackError) in
+                (control.isActive, control.current)
+            }
+            guard let current else { throw Self.notLoaded }
+            if !isActive {
+                try await preroll(current, announcing: false, at: nil, epoch: epoch)
+            } else {
+                try await start(.paused, epoch: epoch)
+            }
+        }
+    }
+
+    public func stop() async {
+        try? await perform(superseding: true) { epoch throws(PlaybackError) in
+            try withControl(epoch) { control throws(PlaybackError) in
+                teardown(&control)
+                control.isActive = false
+                control.target = .stopped
+            }
+        }
+    }
+
+    public func seek(to position: Duration) async throws(PlaybackError) {
+        guard position >= .zero else {
+            throw PlaybackError(kind: .invalidArgument, url: nil, message: "Cannot seek to a negative position \(position)")
+        }
+        try await perform(superseding: false) { epoch throws(PlaybackError) in
+            let rate = try withControl(epoch) { control throws(PlaybackError) in
+                guard control.isActive else { throw Self.notLoaded }
+                if let duration = playbin.duration, position > duration {
+                    throw PlaybackError(
+                        kind: .invalidArgument, url: control.current,
+                        message: "Cannot seek to \(position), past the end (\(duration))")
+                }
+                return control.rate
+            }
+            try await seekCurrent(to: position, rate: rate, epoch: epoch, reloadingIfLost: true)
+        }
+    }
+
+    public func setRate(_ rate: Double) async throws(PlaybackError) {
+        guard rate.isFinite, rate > 0 else {
+            throw PlaybackError(kind: .invalidArgument, url: nil, message: "Invalid playback rate \(rate): must be above 0")
+        }
+        try await perform(superseding: false) { epoch throws(PlaybackError) in
+            let applies = try withControl(epoch) { control throws(PlaybackError) in
+                guard control.isActive, control.rate != rate else {
+                    control.rate = rate
+                    return false
+                }
+                return true
+            }
+            guard applies else { return }
+            try await seekCurrent(to: playbin.position ?? .zero, rate: rate, epoch: epoch, reloadingIfLost: true)
+        }
+    }
+
+    public var volume: Double {
+        get { playbin.volume }
+        set {
+            guard !newValue.isNaN else { return }
+            playbin.volume = min(max(newValue, 0), 10)
+        }
+    }
+
+    public var isMuted: Bool {
+        get { playbin.isMuted }
+        set { playbin.isMuted = newValue }
+    }
+
+    public var position: Duration? {
+        guard control.withLock({ $0.isActive }) else { return nil }
+        return playbin.position
+    }
+
+    public var duration: Duration? {
+        guard control.withLock({ $0.isActive }) else { return nil }
+        return playbin.duration
+    }
+
+    /// The playback rate that applies to what plays and to the next items (1 = normal speed).
+    public var rate: Double { control.withLock { $0.rate } }
+
+    /// The URL of the current item: the last one loaded, or the last one handed over once it
+    /// started. Stays after ``stop()``; nil when nothing is loaded or after an error.
+    public var currentURL: URL? { control.withLock { $0.current } }
+
+    public func setNextItemProvider(_ provider: (@Sendable () -> URL?)?) {
+        handover.withLock { $0.provider = provider }
+    }
+
+    // MARK: - Commands
+
+    /// Runs `body` after every earlier call, unless a later `stop()`/`load(_:)` supersedes this
+    /// one first. A superseding call interrupts the waits of every earlier call.
+    private func perform(
+        superseding: Bool, _ body: (_ epoch: Int) async throws(PlaybackError) -> Void
+    ) async throws(PlaybackError) {
+        let (epoch, interrupted) = control.withLock { control in
+            guard superseding else { return (control.epoch, [Waiter]()) }
+            control.epoch += 1
+            defer { control.waiters.removeAll() }
+            return (control.epoch, control.waiters)
+        }
+        for waiter in interrupted { waiter.finish(.failed(Self.interrupted(nil))) }
+        try await commands.run { () async throws(PlaybackError) in try await body(epoch) }
+    }
+
+    /// Runs `body` under the control lock if no later `stop()`/`load(_:)` superseded the call.
+    private func withControl<Result: Sendable>(
+        _ epoch: Int, _ body: (inout Control) throws(PlaybackError) -> Result
+    ) throws(PlaybackError) -> Result {
+        try control.withLock { (control: inout Control) throws(PlaybackError) -> Result in
+            guard control.epoch == epoch else { throw Self.interrupted(control.current) }
+            return try body(&control)
+        }
+    }
+
+    /// Loads `url` into a fresh pipeline run and waits until it is prerolled (paused), then
+    /// seeks to `position` and applies the rate if either asks for it.
+    private func preroll(
+        _ url: URL, announcing: Bool, at position: Duration?, epoch: Int
+    ) async throws(PlaybackError) {
+        let (waiter, rate) = try withControl(epoch) { control throws(PlaybackError) in
+            teardown(&control)
+            control.current = url
+            control.isActive = true
+            control.target = .paused
+            if announcing {
+                control.announcement = url
+                control.tags = StreamTags()
+                control.mustReportDuration = true
+            }
+            if (position ?? .zero) > .zero || control.rate != 1 {
+                // A hand-over prepared before the seek below would make playbin lose it.
+                handover.withLock { $0.isSuspended = true }
+            }
+            playbin.setURI(url.absoluteString)
+            let waiter = register(.prerolled, in: &control)
+            switch playbin.setState(.paused) {
+            case .failure: waiter.expectsFailure = true
+            case .noPreroll: waiter.finish(.done)  // a live source: nothing to preroll
+            case .success, .async: break
+            }
+            return (waiter, control.rate)
+        }
+        do {
+            try await wait(for: waiter, url: url)
+        } catch {
+            handover.withLock { $0.isSuspended = false }
+            throw error
+        }
+        let seekPosition = position ?? .zero
+        if seekPosition > .zero || rate != 1 {
+            try await seekCurrent(to: seekPosition, rate: rate, epoch: epoch, reloadingIfLost: false)
+        }
+    }
+
+    /// Moves a prerolled pipeline to `state` (playing or paused) and waits until it is there.
+    /// While network buffering is below 100 %, PLAYING is reached only once it is done.
+    private func start(_ state: EngineState, epoch: Int) async throws(PlaybackError) {
+        let waiter = try withControl(epoch) { control throws(PlaybackError) -> Waiter? in
+            guard control.isActive else { throw Self.notLoaded }
+            control.target = state
+            let pipelineState: PipelineState = state == .playing ? .playing : .paused
+            if state == .paused { control.isHeldForBuffering = false }
+            let (current, pending) = playbin.state
+            if current == pipelineState && pending == .voidPending { return nil }
+            let waiter = register(.reached(pipelineState), in: &control)
+            if state == .playing && control.bufferingPercent < 100 {
+                control.isHeldForBuffering = true
+            } else if playbin.setState(pipelineState) == .failure {
+                waiter.expectsFailure = true
+            }
+            return waiter
+        }
+        if let waiter { try await wait(for: waiter, url: currentURL) }
+    }
+
+    /// A flushing accurate seek of the current item, at `rate`; returns once it completed.
+    ///
+    /// If playbin already prepared the next item (it then cannot seek the current one), or the
+    /// seek got lost, reloads the current item at `position` instead and restores playing or
+    /// paused (when `reloadingIfLost`).
+    private func seekCurrent(
+        to position: Duration, rate: Double, epoch: Int, reloadingIfLost: Bool
+    ) async throws(PlaybackError) {
+        enum Plan: Sendable {
+            case wait(Waiter)
+            case reload(URL, EngineState)
+        }
+        let plan = try withControl(epoch) { control throws(PlaybackError) -> Plan in
+            guard control.isActive, let current = control.current else { throw Self.notLoaded }
+            let prepared = handover.withLock { handover in
+                handover.isSuspended = true
+                return !handover.pending.isEmpty
+            }
+            if prepared && reloadingIfLost {
+                control.rate = rate
+                return .reload(current, control.target)
+            }
+            guard playbin.isSeekable else {
+                handover.withLock { $0.isSuspended = false }
+                throw PlaybackError(kind: .notSeekable, url: current, message: "This stream cannot seek")
+            }
+            let waiter = register(.prerolled, in: &control)
+            let accepted = playbin.seek(to: position, rate: rate)
+            // From here on, a drained source has drained after the seek: hand-overs are safe again.
+            let missed = handover.withLock { handover in
+                handover.isSuspended = false
+                defer { handover.missedWhileSuspended = false }
+                return handover.missedWhileSuspended || !handover.pending.isEmpty
+            }
+            guard accepted else {
+                control.waiters.removeAll { $0 === waiter }
+                if missed && reloadingIfLost {
+                    control.rate = rate
+                    return .reload(current, control.target)
+                }
+                throw PlaybackError(kind: .notSeekable, url: current, message: "The stream refused to seek")
+            }
+            control.rate = rate
+            return .wait(waiter)
+        }
+        switch plan {
+        case .wait(let waiter):
+            switch await waiter.outcome(within: Self.seekTimeout) {
+            case .done: return
+            case .failed(let error): throw error
+            case .timedOut:
+                let target = try withControl(epoch) { control throws(PlaybackError) in
+                    control.waiters.removeAll { $0 === waiter }
+                    return (control.current, control.target)
+                }
+                guard reloadingIfLost, let current = target.0 else {
+                    throw PlaybackError(kind: .other, url: target.0, message: "The seek did not complete")
+                }
+                try await reload(current, at: position, restoring: target.1, epoch: epoch)
+            }
+        case .reload(let url, let target):
+            try await reload(url, at: position, restoring: target, epoch: epoch)
+        }
+    }
+
+    /// Plays `url` again from `position`, in `state`, without announcing it as a new stream.
+    private func reload(
+        _ url: URL, at position: Duration, restoring state: EngineState, epoch: Int
+    ) async throws(PlaybackError) {
+        try withControl(epoch) { control throws(PlaybackError) in control.isReloading = true }
+        defer { control.withLock { $0.isReloading = false } }
+        try await preroll(url, announcing: false, at: position, epoch: epoch)
+        if state == .playing { try await start(.playing, epoch: epoch) }
+    }
+
+    /// Applies the rate to an item that started by a gapless hand-over (its stream starts at
+    /// rate 1).
+    private func reapplyRate(to url: URL, generation: Int, epoch: Int) async {
+        try? await perform(superseding: false) { _ throws(PlaybackError) in
+            let rate = try withControl(epoch) { control throws(PlaybackError) -> Double? in
+                guard control.generation == generation, control.current == url, control.isActive,
+                    control.rate != 1
+                else { return nil }
+                return control.rate
+            }
+            guard let rate else { return }
+            try await seekCurrent(to: playbin.position ?? .zero, rate: rate, epoch: epoch, reloadingIfLost: true)
+        }
+    }
+
+    /// Waits for `waiter`; a state change that failed at once gets a bounded wait for its ERROR.
+    private func wait(for waiter: Waiter, url: URL?) async throws(PlaybackError) {
+        let timeout = waiter.expectsFailure ? Self.failureReportTimeout : nil
+        switch await waiter.outcome(within: timeout) {
+        case .done: return
+        case .failed(let error): throw error
+        case .timedOut:
+            let error = PlaybackError(kind: .other, url: url, message: "GStreamer could not start the pipeline")
+            control.withLock { control in
+                control.waiters.removeAll { $0 === waiter }
+                teardown(&control)
+                control.isActive = false
+                control.current = nil
+                control.target = .stopped
+            }
+            throw error
+        }
+    }
+
+    /// Stops the pipeline and starts a new generation; called with the control lock held.
+    private func teardown(_ control: inout Control) {
+        control.generation += 1
+        playbin.setState(.null)
+        handover.withLock { handover in
+            handover.pending.removeAll()
+            handover.isSuspended = false
+            handover.missedWhileSuspended = false
+        }
+        playbin.postMarker(control.generation)
+        control.bufferingPercent = 100
+        control.isHeldForBuffering = false
+        control.streamStarts = 0
+        control.announcement = nil
+        let abandoned = control.waiters
+        control.waiters.removeAll()
+        for waiter in abandoned { waiter.finish(.failed(Self.interrupted(control.current))) }
+    }
+
+    private func register(_ condition: Waiter.Condition, in control: inout Control) -> Waiter {
+        let waiter = Waiter(condition)
+        control.waiters.append(waiter)
+        return waiter
+    }
+
+    // MARK: - about-to-finish (a GStreamer streaming thread)
+
+    private func nextURIForHandover() -> String? {
+        handover.withLock { handover in
+            if handover.isSuspended {
+                handover.missedWhileSuspended = true
+                return nil
+            }
+            guard let provider = handover.provider, let next = provider() else { return nil }
+            handover.pending.append(next)
+            return next.absoluteString
+        }
+    }
+
+    // MARK: - The bus thread
+
+    private func handle(_ message: BusMessage) {
+        control.withLock { control in
+            if case .marker(let generation) = message {
+                control.busGeneration = generation
+                if generation == control.generation && !control.isActive {
+                    report(.stopped, &control)
+                }
+                return
+            }
+            // Messages of a pipeline run that has been torn down since.
+            guard control.busGeneration == control.generation else { return }
+            switch message {
+            case .marker:
+                break
+            case .stateChanged(_, let new, _):
+                // Events before waiters: a call returns after the events of what it waited for.
+                if !control.isReloading && control.isActive {
+                    if new == .playing { report(.playing, &control) }
+                    if new == .paused { report(.paused, &control) }
+                }
+                resolve(&control) { condition in condition == .reached(new) }
+            case .asyncDone:
+                let duration = playbin.duration
+                if control.mustReportDuration || duration != control.reportedDuration {
+                    control.mustReportDuration = false
+                    control.reportedDuration = duration
+                    continuation.yield(.durationChanged(duration))
+                }
+                resolve(&control) { condition in condition == .prerolled }
+            case .streamStarted:
+                streamStarted(&control)
+            case .endOfStream:
+                continuation.yield(.endOfStream)
+            case .error(let failure):
+                failed(failure, &control)
+            case .tags(let tags):
+                let merged = control.tags.merging(tags)
+                if merged != control.tags {
+                    control.tags = merged
+                    continuation.yield(.tagsChanged(merged))
+                }
+            case .buffering(let percent):
+                buffering(percent, &control)
+            case .durationChanged:
+                // A next item being prepared posts these before it plays; its STREAM_START reports it.
+                guard handover.withLock({ $0.pending.isEmpty }) else { return }
+                let duration = playbin.duration
+                if duration != control.reportedDuration {
+                    control.reportedDuration = duration
+                    continuation.yield(.durationChanged(duration))
+                }
+            case .clockLost:
+                if control.target == .playing && !control.isHeldForBuffering {
+                    playbin.setState(.paused)
+                    playbin.setState(.playing)
+                }
+            case .latency:
+                playbin.recalculateLatency()
+            }
+        }
+    }
+
+    private func streamStarted(_ control: inout Control) {
+        control.streamStarts += 1
+        if control.streamStarts == 1 {
+            if let url = control.announcement {
+                control.announcement = nil
+                continuation.yield(.streamStarted(url))
+            }
+            return
+        }
+        // A later stream start in the same run is a gapless hand-over, or a new chain of the
+        // same stream (chained Ogg), which has no URL waiting.
+        guard let next = handover.withLock({ $0.pending.isEmpty ? nil : $0.pending.removeFirst() }) else { return }
+        control.current = next
+        control.tags = StreamTags()
+        continuation.yield(.streamStarted(next))
+        let duration = playbin.duration
+        control.reportedDuration = duration
+        continuation.yield(.durationChanged(duration))
+        if control.rate != 1 {
+            let (generation, epoch) = (control.generation, control.epoch)
+            Task { [weak self] in await self?.reapplyRate(to: next, generation: generation, epoch: epoch) }
+        }
+    }
+
+    private func failed(_ failure: PipelineError, _ control: inout Control) {
+        let error = PlaybackError(failure, url: url(of: failure, in: control))
+        let waiting = control.waiters
+        control.waiters.removeAll()
+        teardown(&control)
+        control.isActive = false
+        control.current = nil
+        control.target = .stopped
+        if waiting.isEmpty {
+            continuation.yield(.error(error))
+        } else {
+            for waiter in waiting { waiter.finish(.failed(error)) }
+        }
+    }
+
+    /// The URL the caller gave for the URI GStreamer names (which may escape differently).
+    private func url(of failure: PipelineError, in control: Control) -> URL? {
+        guard let uri = failure.uri, let reported = URL(string: uri) else { return control.current }
+        let candidates = [control.current].compactMap { $0 } + handover.withLock { $0.pending }
+        return candidates.first { candidate in
+            candidate.absoluteString == uri || (candidate.isFileURL && reported.isFileURL && candidate.path == reported.path)
+        } ?? reported
+    }
+
+    /// Usual GStreamer practice: hold the pipeline paused while buffering is below 100 % if
+    /// PLAYING is wanted, and resume at 100 %.
+    private func buffering(_ percent: Int, _ control: inout Control) {
+        if percent != control.bufferingPercent { continuation.yield(.buffering(percent: percent)) }
+        control.bufferingPercent = percent
+        guard control.target == .playing else { return }
+        if percent < 100 && !control.isHeldForBuffering {
+            control.isHeldForBuffering = true
+            playbin.setState(.paused)
+        } else if percent >= 100 && control.isHeldForBuffering {
+            control.isHeldForBuffering = false
+            playbin.setState(.playing)
+        }
+    }
+
+    private func report(_ state: EngineState, _ control: inout Control) {
+        guard state != control.reportedState else { return }
+        control.reportedState = state
+        continuation.yield(.stateChanged(state))
+    }
+
+    private func resolve(_ control: inout Control, where matches: (Waiter.Condition) -> Bool) {
+        let (done, remaining) = (
+            control.waiters.filter { matches($0.condition) }, control.waiters.filter { !matches($0.condition) }
+        )
+        control.waiters = remaining
+        for waiter in done { waiter.finish(.done) }
+    }
+
+    // MARK: - Errors
+
+    private static let notLoaded = PlaybackError(kind: .notLoaded, url: nil, message: "Nothing is loaded")
+
+    private static func interrupted(_ url: URL?) -> PlaybackError {
+        PlaybackError(kind: .other, url: url, message: "Interrupted by a later stop() or load()")
+    }
+}
+
+// MARK: - State
+
+/// What the calls and the bus thread share, under `GStreamerEngine.control`.
+private struct Control: Sendable {
+    /// Bumped by each `stop()`/`load()` call: earlier calls are superseded.
+    var epoch = 0
+    /// Bumped by each teardown of the pipeline; its marker tells the bus thread where it starts.
+    var generation = 0
+    /// The last marker the bus thread saw.
+    var busGeneration = 0
+    /// The current item; kept after `stop()`, cleared by an error.
+    var current: URL?
+    /// Whether the pipeline holds `current` (false when stopped, after an error, or empty).
+    var isActive = false
+    /// What the caller asked for last.
+    var target: EngineState = .stopped
+    var rate = 1.0
+    var bufferingPercent = 100
+    /// Paused by the engine because buffering is below 100 % while PLAYING is wanted.
+    var isHeldForBuffering = false
+    /// The URL to announce at the first STREAM_START of this generation (after a load).
+    var announcement: URL?
+    var streamStarts = 0
+    /// A seek is being done by reloading: the state changes it makes are not reported.
+    var isReloading = false
+    var reportedState: EngineState = .stopped
+    var reportedDuration: Duration?
+    var mustReportDuration = false
+    var tags = StreamTags()
+    /// Calls waiting for the bus.
+    var waiters: [Waiter] = []
+}
+
+/// What the `about-to-finish` handler shares, under `GStreamerEngine.handover`.
+private struct Handover: Sendable {
+    var provider: (@Sendable () -> URL?)?
+    /// URLs given to playbin at `about-to-finish` whose STREAM_START has not come yet, in order.
+    var pending: [URL] = []
+    /// While set (during a seek), the handler hands nothing over: playbin would lose the seek.
+    var isSuspended = false
+    var missedWhileSuspended = false
+}
+
+/// A call waiting for the bus thread to see something.
+private final class Waiter: Sendable {
+    enum Condition: Sendable, Equatable {
+        /// ASYNC_DONE: prerolled after a load or a seek.
+        case prerolled
+        /// The pipeline reached this state.
+        case reached(PipelineState)
+    }
+
+    enum Outcome: Sendable {
+        case done
+        case failed(PlaybackError)
+        case timedOut
+    }
+
+    let condition: Condition
+    private let state = Mutex<(outcome: Outcome?, continuation: CheckedContinuation<Outcome, Never>?)>((nil, nil))
+    private let failureExpected = Atomic<Bool>(false)
+
+    init(_ condition: Condition) { self.condition = condition }
+
+    /// Set when the state change failed at once: the ERROR should follow promptly.
+    var expectsFailure: Bool {
+        get { failureExpected.load(ordering: .relaxed) }
+        set { failureExpected.store(newValue, ordering: .relaxed) }
+    }
+
+    /// Completes the wait; only the first outcome counts.
+    func finish(_ outcome: Outcome) {
+        let continuation = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
+            guard state.outcome == nil else { return nil }
+            state.outcome = outcome
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(returning: outcome)
+    }
+
+    /// Waits for the outcome, or `.timedOut` after `timeout` (nil waits for ever).
+    func outcome(within timeout: Duration?) async -> Outcome {
+        let timer = timeout.map { timeout in
+            Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                if !Task.isCancelled { self?.finish(.timedOut) }
+            }
+        }
+        defer { timer?.cancel() }
+        return await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Outcome? in
+                if let outcome = state.outcome { return outcome }
+                state.continuation = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}
+
+/// Runs async operations one at a time, first come first served, across their suspension points.
+private final class CommandQueue: Sendable {
+    private let state = Mutex<(isBusy: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func run<E: Error>(_ body: () async throws(E) -> Void) async throws(E) {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let proceeds = state.withLock { state in
+                if state.isBusy {
+                    state.waiting.append(continuation)
+                    return false
+                }
+                state.isBusy = true
+                return true
+            }
+            if proceeds { continuation.resume() }
+        }
+        defer {
+            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                if state.waiting.isEmpty {
+                    state.isBusy = false
+                    return nil
+                }
+                return state.waiting.removeFirst()
+            }
+            next?.resume()
+        }
+        try await body()
+    }
+}
+
+extension PlaybackError {
+    /// The engine's reading of a GStreamer error about `url`.
+    init(_ failure: PipelineError, url: URL?) {
+        let isRemote = ["http", "https"].contains(url?.scheme?.lowercased() ?? "")
+        let kind: Kind =
+            switch failure.category {
+            case .notFound: .notFound
+            case .input: isRemote ? .network : .notFound
+            case .output: .outputDevice
+            case .decode: .unsupported
+            case .other: isRemote ? .network : .other
+            }
+        var message = failure.message
+        if message.hasSuffix(".") { message.removeLast() }
+        if !failure.detail.isEmpty { message += ": " + failure.detail }
+        self.init(kind: kind, url: url, message: message)
+    }
+}

@@ -1,3 +1,0 @@
-// Playback through GStreamer's playbin. Filled in by issue 4.
-import CGStreamer
-import MediaRemote

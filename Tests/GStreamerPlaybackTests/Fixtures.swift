@@ -1,0 +1,174 @@
+import DBusTestSupport
+import Synchronization
+import Testing
+
+@testable import GStreamerPlayback
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The sink every test plays into: no sound card, real-time pacing.
+let testSink = "fakesink sync=true"
+
+/// An engine on ``testSink`` whose events are recorded from the start.
+func makeEngine() throws -> (GStreamerEngine, EventLog) {
+    let engine = try GStreamerEngine(audioSink: testSink)
+    return (engine, EventLog(engine.events))
+}
+
+/// A temporary folder with generated media in it; `remove()` it when done.
+struct MediaFolder {
+    let folder: TemporaryDirectory
+
+    init() throws { folder = try TemporaryDirectory(prefix: "engine") }
+
+    /// Generates `seconds` of a tone as `format` under `name` and returns its file URL.
+    func make(
+        _ name: String, _ format: TestMedia.Format = .flac, seconds: Double = 1,
+        tags: TestMedia.Tags = TestMedia.Tags()
+    ) async throws -> URL {
+        let path = folder.path + "/" + name + "." + format.fileExtension
+        try await TestMedia.generate(format, seconds: seconds, tags: tags, at: path)
+        return URL(fileURLWithPath: path)
+    }
+
+    /// Writes `bytes` random bytes under `name` (a corrupt file with any extension).
+    func makeGarbage(_ name: String, bytes: Int = 20_000) throws -> URL {
+        let path = folder.path + "/" + name
+        var generator = SystemRandomNumberGenerator()
+        let data = Data((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        try data.write(to: URL(fileURLWithPath: path))
+        return URL(fileURLWithPath: path)
+    }
+
+    func url(_ name: String) -> URL { URL(fileURLWithPath: folder.path + "/" + name) }
+
+    var path: String { folder.path }
+
+    func remove() { folder.remove() }
+}
+
+/// Records an engine's events with the instant each arrived, and lets a test wait for one.
+final class EventLog: Sendable {
+    struct Entry: Sendable {
+        let event: PlaybackEvent
+        let time: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var entries: [Entry] = []
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
+    }
+
+    private let state = Mutex(State())
+
+    init(_ events: AsyncStream<PlaybackEvent>) {
+        Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                self.append(Entry(event: event, time: .now))
+            }
+        }
+    }
+
+    /// Everything recorded so far.
+    var entries: [Entry] { state.withLock { $0.entries } }
+    var events: [PlaybackEvent] { entries.map(\.event) }
+    var count: Int { state.withLock { $0.entries.count } }
+
+    private func append(_ entry: Entry) {
+        let waiters = state.withLock { state in
+            state.entries.append(entry)
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The first event at index `from` or later that satisfies `predicate`, waiting up to
+    /// `timeout` for it; fails the test (and throws) if it does not come.
+    @discardableResult
+    func first(
+        from index: Int = 0, timeout: Duration = .seconds(10),
+        sourceLocation: SourceLocation = #_sourceLocation,
+        where predicate: @escaping @Sendable (PlaybackEvent) -> Bool
+    ) async throws -> (entry: Entry, index: Int) {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let found = state.withLock { state in
+                state.entries.indices.dropFirst(index).first { predicate(state.entries[$0].event) }
+                    .map { (state.entries[$0], $0) }
+            }
+            if let found { return found }
+            guard ContinuousClock.now < deadline else {
+                Issue.record("No matching event within \(timeout); got \(events)", sourceLocation: sourceLocation)
+                throw TimedOut()
+            }
+            await waitForAppend(until: deadline)
+        }
+    }
+
+    /// Returns after the next event arrives or at `deadline`.
+    private func waitForAppend(until deadline: ContinuousClock.Instant) async {
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(until: deadline)
+            self?.state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
+        defer { timer.cancel() }
+        let seen = count
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state in
+                if state.entries.count != seen || ContinuousClock.now >= deadline { return true }
+                state.waiters[id] = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+}
+
+struct TimedOut: Error {}
+
+/// Waits until `condition` holds, checking every 10 ms, for at most `timeout`. For values the
+/// engine exposes only by reading (position), never for events.
+func eventually(
+    timeout: Duration = .seconds(5), _ condition: () -> Bool
+) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    return true
+}
+
+extension Duration {
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+extension PlaybackEvent {
+    var isEndOfStream: Bool { self == .endOfStream }
+    var isError: Bool {
+        if case .error = self { return true }
+        return false
+    }
+    var playbackError: PlaybackError? {
+        if case .error(let error) = self { return error }
+        return nil
+    }
+    var duration: Duration?? {
+        if case .durationChanged(let duration) = self { return .some(duration) }
+        return nil
+    }
+}
