@@ -49,7 +49,9 @@ let package = Package(
         // SQLite 3, for the music library's persisted index.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Playback through GStreamer's playbin, the play queue, and tag discovery.
-        .target(name: "GStreamerPlayback", dependencies: ["CGStreamer", "MediaRemote"]),
+        .target(
+            name: "GStreamerPlayback",
+            dependencies: ["CGStreamer", "MediaRemote", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "GStreamerPlaybackTests", dependencies: ["GStreamerPlayback", "MediaRemote", "DBusTestSupport"]),
         // A music folder's index: tracks, albums, artwork and playlists, persisted in SQLite.

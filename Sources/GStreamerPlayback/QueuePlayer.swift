@@ -1,0 +1,738 @@
+import Logging
+import MediaRemote
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A player: a ``PlayQueue`` played by a ``PlaybackEngine``, controlled through
+/// a ``RemoteCommandCenter`` and shown through a ``NowPlayingInfoCenter``.
+///
+/// It is the playback manager of Apple's sample apps. ``start()`` adds a
+/// target to every command it supports; from then on a remote's "play",
+/// "next", "seek", a new rate, repeat or shuffle mode, a volume, an opened URL
+/// and the queue commands (play this entry, add, remove) act on the queue and
+/// the engine, and every visible change is published: the current item with
+/// its state, position and rate, and the queue in play order.
+///
+/// Guarantees:
+/// - **Sequenced.** Commands and engine events run one at a time, in arrival
+///   order, each to its end (including the engine's state changes), so a
+///   stop followed at once by a play never fails (seed lesson 11).
+/// - **Replies after the fact.** A command's status is returned once the
+///   engine reached the state asked for: "play" succeeds once audio plays.
+/// - **Gapless.** When an item is about to end, the engine is handed the item
+///   that follows (the same one under repeat one) and the queue advances
+///   when that one really starts.
+/// - **Failures move on.** An item that cannot be played (missing, corrupt,
+///   unreachable) is logged and skipped; playback stops only when no item
+///   in the queue can play.
+/// - **Lazy.** The engine is made on the first "play", so a player that was
+///   restored paused costs no GStreamer until someone listens.
+public actor QueuePlayer {
+    /// What the player offers remotes.
+    public struct Configuration: Sendable {
+        /// Rates a remote may pick; others snap to the nearest (seed lesson 5).
+        public var supportedRates: [Double] = [0.5, 0.75, 1, 1.25, 1.5, 2]
+        /// The skip intervals remotes offer.
+        public var skipIntervals: [Duration] = [.seconds(10)]
+        /// Past this position, "previous" restarts the item instead of going back.
+        public var restartThreshold: Duration = .seconds(3)
+        /// URL schemes ``QueuePlayer`` opens; the engine must play them.
+        public var supportedURLSchemes: [String] = ["file", "http", "https"]
+        /// MIME types it plays, as remotes are told.
+        public var supportedMIMETypes: [String] = [
+            "audio/mpeg", "audio/ogg", "audio/opus", "audio/flac", "audio/x-flac", "audio/x-wav", "audio/wav",
+            "audio/x-vorbis+ogg", "audio/mp4", "audio/aac", "audio/x-matroska", "audio/webm",
+        ]
+
+        /// The defaults above.
+        public init() {}
+    }
+
+    /// Makes the engine on first use; it may throw (no audio sink, say).
+    public typealias EngineFactory = @Sendable () throws -> any PlaybackEngine
+    /// Turns a URL a remote asked for into a queue entry (looking it up in
+    /// a library, say), or throws to refuse it.
+    public typealias URLResolver = @Sendable (URL) async throws -> QueueItem
+
+    private let commands: RemoteCommandCenter
+    private let nowPlaying: NowPlayingInfoCenter
+    private let configuration: Configuration
+    private let makeEngine: EngineFactory
+    private let resolve: URLResolver
+    private let logger: Logger
+
+    private var engine: (any PlaybackEngine)?
+    private var engineEvents: Task<Void, Never>?
+    private var queue = PlayQueue()
+    private var state: PlaybackState = .stopped
+    /// The entry the engine has loaded, if any.
+    private var loaded: QueueItem?
+    /// The position at `since`; it advances at `rate` while playing.
+    private var position: Duration = .zero
+    private var since = ContinuousClock.now
+    private var rate = 1.0
+    /// The rate the engine was last set to; a new engine plays at 1.
+    private var engineRate = 1.0
+    private var volume = 1.0
+    /// What a live stream says it plays now, and the engine's duration for items without one.
+    private var streamTags: StreamTags?
+    private var engineDuration: Duration?
+    /// Whether the queue changed since remotes were last shown it.
+    private var queueNeedsPublishing = true
+    private var changeObservers: [@Sendable (PlayerSnapshot) -> Void] = []
+    /// The end of the chain of sequenced operations.
+    private var tail: Task<Void, Never>?
+    /// Removes each target added by ``start()``.
+    private var targets: [@Sendable () -> Void] = []
+    /// The gapless hand-over, read on GStreamer's streaming thread.
+    private let handover = Handover()
+
+    /// Shared with the engine's streaming thread, hence a class around a lock.
+    private final class Handover: Sendable {
+        struct State {
+            /// The entry to hand over when the current one is about to finish.
+            var next: QueueItem?
+            /// The entry handed over, until its stream starts.
+            var handedOver: QueueItem?
+        }
+        private let state = Mutex(State())
+        func withLock<T>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
+    }
+
+    /// A player over an empty queue; call ``start()`` to take the commands.
+    public init(
+        commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "mpris-bridge.player"), makeEngine: @escaping EngineFactory,
+        resolve: @escaping URLResolver
+    ) {
+        self.commands = commands
+        self.nowPlaying = nowPlaying
+        self.configuration = configuration
+        self.logger = logger
+        self.makeEngine = makeEngine
+        self.resolve = resolve
+    }
+
+    // MARK: Life cycle
+
+    /// Adds targets to the commands, configures their options and publishes the current state.
+    public func start() {
+        guard targets.isEmpty else { return }
+        let c = commands
+        c.performBatchUpdates {
+            c.changePlaybackRateCommand.supportedPlaybackRates = configuration.supportedRates
+            c.skipForwardCommand.preferredIntervals = configuration.skipIntervals
+            c.skipBackwardCommand.preferredIntervals = configuration.skipIntervals
+            c.openURLCommand.supportedURLSchemes = configuration.supportedURLSchemes
+            c.openURLCommand.supportedMIMETypes = configuration.supportedMIMETypes
+            c.changeRepeatModeCommand.currentRepeatType = queue.repeatMode
+            c.changeShuffleModeCommand.currentShuffleType = queue.shuffleMode
+            targets = [
+                target(c.playCommand) { player, _ in await player.play() },
+                target(c.pauseCommand) { player, _ in await player.pause() },
+                target(c.togglePlayPauseCommand) { player, _ in
+                    player.state == .playing ? await player.pause() : await player.play()
+                },
+                target(c.stopCommand) { player, _ in await player.stop() },
+                target(c.nextTrackCommand) { player, _ in await player.next() },
+                target(c.previousTrackCommand) { player, _ in await player.previous() },
+                target(c.changePlaybackPositionCommand) { player, event in await player.seek(to: event.positionTime) },
+                target(c.skipForwardCommand) { player, event in
+                    await player.seek(to: player.currentPosition + event.interval)
+                },
+                target(c.skipBackwardCommand) { player, event in
+                    await player.seek(to: player.currentPosition - event.interval)
+                },
+                target(c.changePlaybackRateCommand) { player, event in await player.setRate(event.playbackRate) },
+                target(c.changeRepeatModeCommand) { player, event in player.setRepeat(event.repeatType) },
+                target(c.changeShuffleModeCommand) { player, event in player.setShuffle(event.shuffleType) },
+                target(c.changeVolumeCommand) { player, event in player.setVolume(event.volume) },
+                target(c.openURLCommand) { player, event in await player.open(event.url) },
+                target(c.playItemInQueueCommand) { player, event in await player.playItem(identifier: event.identifier) },
+                target(c.addItemToQueueCommand) { player, event in
+                    await player.addItem(url: event.url, after: event.afterIdentifier, playsImmediately: event.playsImmediately)
+                },
+                target(c.removeItemFromQueueCommand) { player, event in
+                    await player.removeItem(identifier: event.identifier)
+                },
+            ]
+        }
+        nowPlaying.volume = volume
+        publish()
+    }
+
+    /// Adds a target to `command` that runs `body` sequenced with everything else.
+    private func target<Event>(
+        _ command: RemoteCommand<Event>,
+        _ body: @escaping @Sendable (isolated QueuePlayer, Event) async -> RemoteCommandHandlerStatus
+    ) -> @Sendable () -> Void {
+        let target = command.addTarget { [weak self] event in
+            guard let self else { return .noActionableNowPlayingItem }
+            return await self.sequenced { await body($0, event) }
+        }
+        return { command.removeTarget(target) }
+    }
+
+    /// Removes the targets and stops the engine. Call before dropping the player.
+    public func shutDown() async {
+        await sequenced { player in
+            for remove in player.targets { remove() }
+            player.targets = []
+            await player.engine?.stop()
+            player.engineEvents?.cancel()
+            player.engine = nil
+        }
+    }
+
+    /// Calls `observer` with the player's state after every change a restart
+    /// should keep (queue, position on pause and stop, volume, modes).
+    public func observeChanges(_ observer: @escaping @Sendable (PlayerSnapshot) -> Void) {
+        changeObservers.append(observer)
+    }
+
+    // MARK: The queue from the app
+
+    /// Replaces the queue with `items`, makes the one at `index` current and,
+    /// when `play` is true, plays it; otherwise the player is stopped there.
+    /// Returns the status a "play" would have.
+    @discardableResult
+    public func replaceQueue(with items: [QueueItem], startingAt index: Int = 0, play: Bool)
+        async -> RemoteCommandHandlerStatus
+    {
+        await sequenced { player in
+            await player.unload()
+            player.queue.replace(with: items, currentIndex: index)
+            player.queueChanged()
+            player.setPosition(.zero, state: .stopped)
+            return play ? await player.play() : .success
+        }
+    }
+
+    /// Restores a saved state, paused at its position (stopped when the position is 0),
+    /// with `items` the entries the snapshot names, in its added order (missing ones left out).
+    public func restore(_ snapshot: PlayerSnapshot, items: [QueueItem]) async {
+        await sequenced { player in
+            await player.unload()
+            let known = Set(items.map(\.identifier))
+            let kept = snapshot.addedOrder.enumerated().filter { known.contains($0.element.identifier) }.map(\.offset)
+            // Entries that vanished leave holes in the saved order: renumber what is left.
+            let renumbered = Dictionary(uniqueKeysWithValues: kept.enumerated().map { ($0.element, $0.offset) })
+            let playOrder = snapshot.playOrder.compactMap { renumbered[$0] }
+            let currentIdentifier = snapshot.currentIdentifier
+            var restored = PlayQueue()
+            if !restored.restore(
+                addedOrder: items, playOrder: playOrder.count == items.count ? playOrder : Array(items.indices),
+                currentIndex: 0, repeatMode: snapshot.repeatMode.repeatType, shuffleMode: snapshot.shuffleMode.shuffleType)
+            {
+                restored.replace(with: items)
+            }
+            var position = Duration.zero
+            if let currentIdentifier, restored.moveTo(identifier: currentIdentifier) {
+                position = .milliseconds(max(snapshot.positionMilliseconds, 0))
+            }
+            player.queue = restored
+            player.queueNeedsPublishing = true
+            player.rate = snapshot.rate.isFinite && snapshot.rate > 0 ? snapshot.rate : 1
+            player.volume = snapshot.volume.isFinite ? min(max(snapshot.volume, 0), 10) : 1
+            player.nowPlaying.volume = player.volume
+            player.setPosition(position, state: position > .zero ? .paused : .stopped)
+            player.commands.performBatchUpdates {
+                player.commands.changeRepeatModeCommand.currentRepeatType = restored.repeatMode
+                player.commands.changeShuffleModeCommand.currentShuffleType = restored.shuffleMode
+            }
+        }
+    }
+
+    /// The state a restart should keep, as of now.
+    public var snapshot: PlayerSnapshot {
+        PlayerSnapshot(
+            addedOrder: queue.addedOrder.map { PlayerSnapshot.Entry(identifier: $0.identifier, url: $0.url) },
+            playOrder: queue.playOrder, currentIdentifier: queue.current?.identifier,
+            positionMilliseconds: Int64(currentPosition / .milliseconds(1)), volume: volume, rate: rate,
+            repeatMode: .init(queue.repeatMode), shuffleMode: .init(queue.shuffleMode))
+    }
+
+    /// The queue in play order.
+    public var items: [QueueItem] { queue.items }
+    /// Whether the player is playing, paused or stopped.
+    public var playbackState: PlaybackState { state }
+
+    // MARK: Sequencing
+
+    /// Runs `operation` after every operation asked for before it, and returns its result.
+    private func sequenced<T: Sendable>(_ operation: @escaping @Sendable (isolated QueuePlayer) async -> T) async -> T {
+        let previous = tail
+        let task = Task { () async -> T in
+            await previous?.value
+            return await operation(self)
+        }
+        tail = Task { _ = await task.value }
+        return await task.value
+    }
+
+    // MARK: Commands
+
+    private func play() async -> RemoteCommandHandlerStatus {
+        guard queue.current != nil else { return .noActionableNowPlayingItem }
+        if state == .playing { return .success }
+        return await startPlayback(resumingAt: state == .stopped ? .zero : currentPosition)
+    }
+
+    private func pause() async -> RemoteCommandHandlerStatus {
+        guard queue.current != nil else { return .noActionableNowPlayingItem }
+        guard state == .playing else { return .success }
+        let now = currentPosition
+        if let engine {
+            do {
+                try await engine.pause()
+            } catch {
+                logger.warning("pausing failed: \(error)")
+                return .commandFailed
+            }
+        }
+        setPosition(engine?.position ?? now, state: .paused)
+        return .success
+    }
+
+    private func stop() async -> RemoteCommandHandlerStatus {
+        await unload()
+        setPosition(.zero, state: .stopped)
+        return .success
+    }
+
+    private func next() async -> RemoteCommandHandlerStatus {
+        guard queue.current != nil else { return .noActionableNowPlayingItem }
+        guard queue.moveToNext() else { return .noSuchContent }
+        return await changedItem()
+    }
+
+    private func previous() async -> RemoteCommandHandlerStatus {
+        guard queue.current != nil else { return .noActionableNowPlayingItem }
+        if currentPosition > configuration.restartThreshold || !queue.moveToPrevious() {
+            return await seek(to: .zero)
+        }
+        return await changedItem()
+    }
+
+    /// After next, previous or a removal: plays the new current item if the player was playing,
+    /// else rests on it at its start (paused stays paused).
+    private func changedItem() async -> RemoteCommandHandlerStatus {
+        let wasPlaying = state == .playing
+        await unload()
+        if wasPlaying { return await startPlayback(resumingAt: .zero) }
+        setPosition(.zero, state: state == .stopped ? .stopped : .paused)
+        return .success
+    }
+
+    private func seek(to target: Duration) async -> RemoteCommandHandlerStatus {
+        guard let item = queue.current else { return .noActionableNowPlayingItem }
+        guard !item.isLiveStream else { return .commandFailed }
+        var target = max(target, .zero)
+        if let duration = item.info.playbackDuration ?? engineDuration { target = min(target, duration) }
+        if let engine, loaded?.identifier == item.identifier {
+            do {
+                try await engine.seek(to: target)
+            } catch {
+                logger.warning("seeking \(item.url) failed: \(error)")
+                return .commandFailed
+            }
+        }
+        setPosition(target, state: state == .stopped && target > .zero ? .paused : state)
+        return .success
+    }
+
+    private func setRate(_ newRate: Double) async -> RemoteCommandHandlerStatus {
+        guard newRate.isFinite, newRate > 0 else { return .commandFailed }
+        let now = currentPosition
+        if let engine, loaded != nil {
+            do {
+                try await engine.setRate(newRate)
+                engineRate = newRate
+            } catch {
+                logger.warning("changing the rate failed: \(error)")
+                return .commandFailed
+            }
+        }
+        rate = newRate
+        setPosition(engine?.position ?? now, state: state)
+        return .success
+    }
+
+    private func setRepeat(_ mode: RepeatType) -> RemoteCommandHandlerStatus {
+        queue.repeatMode = mode
+        commands.changeRepeatModeCommand.currentRepeatType = mode
+        queueChanged()
+        publish()
+        return .success
+    }
+
+    private func setShuffle(_ mode: ShuffleType) -> RemoteCommandHandlerStatus {
+        queue.setShuffle(mode)
+        commands.changeShuffleModeCommand.currentShuffleType = mode
+        queueChanged()
+        publish()
+        return .success
+    }
+
+    private func setVolume(_ newVolume: Double) -> RemoteCommandHandlerStatus {
+        volume = newVolume.isFinite ? min(max(newVolume, 0), 10) : volume
+        engine?.volume = volume
+        nowPlaying.volume = volume
+        notifyChange()
+        return .success
+    }
+
+    /// Plays `url` now: it goes after the current entry and becomes current.
+    private func open(_ url: URL) async -> RemoteCommandHandlerStatus {
+        let item: QueueItem
+        do {
+            item = try await resolve(url)
+        } catch {
+            logger.notice("cannot open \(url): \(error)")
+            return .noSuchContent
+        }
+        let inserted: QueueItem?
+        if let current = queue.current {
+            inserted = queue.insert(item, after: current.identifier)
+        } else {
+            inserted = queue.append(item)
+        }
+        guard let inserted, queue.moveTo(identifier: inserted.identifier) else { return .commandFailed }
+        queueChanged()
+        await unload()
+        return await startPlayback(resumingAt: .zero)
+    }
+
+    private func playItem(identifier: String) async -> RemoteCommandHandlerStatus {
+        guard queue.moveTo(identifier: identifier) else { return .noSuchContent }
+        await unload()
+        return await startPlayback(resumingAt: .zero)
+    }
+
+    private func addItem(url: URL, after: String?, playsImmediately: Bool) async -> RemoteCommandHandlerStatus {
+        let item: QueueItem
+        do {
+            item = try await resolve(url)
+        } catch {
+            logger.notice("cannot add \(url): \(error)")
+            return .noSuchContent
+        }
+        guard let inserted = queue.insert(item, after: after) else { return .noSuchContent }
+        queueChanged()
+        guard playsImmediately, queue.moveTo(identifier: inserted.identifier) else {
+            publish()
+            return .success
+        }
+        await unload()
+        return await startPlayback(resumingAt: .zero)
+    }
+
+    private func removeItem(identifier: String) async -> RemoteCommandHandlerStatus {
+        let wasCurrent = queue.current?.identifier == identifier
+        guard queue.remove(identifier: identifier) else { return .noSuchContent }
+        queueChanged()
+        guard wasCurrent else {
+            publish()
+            return .success
+        }
+        return await changedItem()
+    }
+
+    // MARK: Playing
+
+    /// Loads the current item (unless loaded), seeks to `resumingAt` and plays. When an item
+    /// cannot be played it is skipped, and the next one is tried, until one plays or every
+    /// item of the queue failed once.
+    private func startPlayback(resumingAt start: Duration) async -> RemoteCommandHandlerStatus {
+        var attempts = 0
+        var start = start
+        while let item = queue.current, attempts < max(queue.count, 1) {
+            attempts += 1
+            do {
+                let engine = try engineInUse()
+                if loaded?.identifier != item.identifier {
+                    try await load(item, on: engine)
+                    if start > .zero, !item.isLiveStream { try await engine.seek(to: start) }
+                }
+                if engineRate != rate, !item.isLiveStream {
+                    try await engine.setRate(rate)
+                    engineRate = rate
+                }
+                try await engine.play()
+                setPosition(engine.position ?? start, state: .playing)
+                return .success
+            } catch {
+                logger.warning("cannot play \(item.url): \(error)")
+                loaded = nil
+                start = .zero
+                if engine == nil { break }  // no engine at all: nothing will play
+                // Like a listener's "next": repeat one must not retry the same failing item.
+                guard queue.moveToNext(), queue.current?.identifier != item.identifier else { break }
+                queueChanged()
+            }
+        }
+        await unload()
+        setPosition(.zero, state: .stopped)
+        return .commandFailed
+    }
+
+    private func load(_ item: QueueItem, on engine: any PlaybackEngine) async throws {
+        handover.withLock { $0 = Handover.State() }
+        loaded = nil
+        streamTags = nil
+        engineDuration = nil
+        try await engine.load(item.url)
+        loaded = item
+        engineDuration = engine.duration
+        prepareHandover()
+    }
+
+    /// The engine, made on first use.
+    private func engineInUse() throws -> any PlaybackEngine {
+        if let engine { return engine }
+        let engine = try makeEngine()
+        engine.volume = volume
+        let handover = self.handover
+        engine.setNextItemProvider {
+            handover.withLock { state in
+                state.handedOver = state.next
+                return state.next?.url
+            }
+        }
+        self.engine = engine
+        engineRate = 1
+        engineEvents = Task { [weak self] in
+            for await event in engine.events {
+                guard let self else { return }
+                await self.sequenced { await $0.handle(event) }
+            }
+        }
+        return engine
+    }
+
+    /// Stops the engine and forgets what it had loaded.
+    private func unload() async {
+        handover.withLock { $0 = Handover.State() }
+        guard let engine, loaded != nil else { return }
+        await engine.stop()
+        loaded = nil
+    }
+
+    /// Tells the engine what follows the current item, for a gapless hand-over.
+    private func prepareHandover() {
+        let next = loaded != nil ? queue.itemAfterCurrentEnds : nil
+        handover.withLock { $0.next = next }
+    }
+
+    // MARK: Engine events
+
+    private func handle(_ event: PlaybackEvent) async {
+        switch event {
+        case .streamStarted(let url):
+            // A stream the player loaded itself was handled by `load`; only a hand-over moves the queue.
+            let handedOver = handover.withLock { state -> QueueItem? in
+                guard let item = state.handedOver, item.url == url else { return nil }
+                state.handedOver = nil
+                return item
+            }
+            guard let handedOver, queue.moveTo(identifier: handedOver.identifier) else { return }
+            loaded = handedOver
+            streamTags = nil
+            engineDuration = engine?.duration
+            prepareHandover()
+            setPosition(.zero, state: state == .stopped ? .playing : state)
+        case .durationChanged(let duration):
+            guard duration != engineDuration else { return }
+            engineDuration = duration
+            if queue.current?.info.playbackDuration == nil { publish() }
+        case .tagsChanged(let tags):
+            guard queue.current?.isLiveStream == true, tags != streamTags else { return }
+            streamTags = tags
+            publish()
+        case .endOfStream:
+            guard loaded != nil, state == .playing, isNearTheEnd else { return }
+            await unload()
+            _ = queue.moveTo(index: 0)
+            setPosition(.zero, state: .stopped)
+        case .error(let error):
+            let handedOver = handover.withLock { $0.handedOver }
+            let failed: QueueItem? =
+                if error.url == nil || error.url == loaded?.url { loaded } else if error.url == handedOver?.url {
+                    handedOver
+                } else { nil }
+            // An error about an item since replaced is stale.
+            guard let failed else { return }
+            logger.warning("playback of \(failed.url) failed: \(error.message)")
+            let wasPlaying = state == .playing
+            await unload()
+            _ = queue.moveTo(identifier: failed.identifier)
+            guard wasPlaying, queue.moveToNext(), queue.current?.identifier != failed.identifier else {
+                setPosition(.zero, state: .stopped)
+                return
+            }
+            _ = await startPlayback(resumingAt: .zero)
+        case .buffering, .stateChanged:
+            break
+        }
+    }
+
+    /// Whether the loaded item has (nearly) played to its end: an end-of-stream
+    /// left over from an item since replaced must not move the queue.
+    private var isNearTheEnd: Bool {
+        guard let duration = engineDuration ?? queue.current?.info.playbackDuration else { return true }
+        return currentPosition >= duration - .seconds(1)
+    }
+
+    // MARK: Publishing
+
+    private var currentPosition: Duration {
+        guard state == .playing else { return position }
+        var elapsed = position + (ContinuousClock.now - since) * rate
+        if let duration = queue.current?.info.playbackDuration ?? engineDuration { elapsed = min(elapsed, duration) }
+        return elapsed
+    }
+
+    /// Records a new position and state and publishes them.
+    private func setPosition(_ newPosition: Duration, state newState: PlaybackState) {
+        position = newPosition
+        since = .now
+        let stateChanged = state != newState
+        state = newState
+        publish()
+        if stateChanged || newState != .playing { notifyChange() }
+    }
+
+    /// The queue changed: republish it, re-prepare the hand-over, refresh what the commands offer.
+    private func queueChanged() {
+        queueNeedsPublishing = true
+        prepareHandover()
+        notifyChange()
+    }
+
+    private func publish() {
+        if queueNeedsPublishing {
+            queueNeedsPublishing = false
+            nowPlaying.playbackQueue = queue.items.map(\.info)
+        }
+        let hasItems = !queue.isEmpty
+        let hasNext = queue.currentIndex.map { $0 + 1 < queue.count || queue.repeatMode == .all } ?? false
+        commands.performBatchUpdates {
+            commands.playCommand.isEnabled = hasItems
+            commands.pauseCommand.isEnabled = hasItems
+            commands.togglePlayPauseCommand.isEnabled = hasItems
+            commands.nextTrackCommand.isEnabled = hasNext
+            commands.previousTrackCommand.isEnabled = hasItems
+        }
+        guard let item = queue.current else {
+            nowPlaying.publish(nil, at: since)
+            return
+        }
+        var info = item.info
+        if let streamTags {
+            info.title = streamTags.title ?? info.title
+            if let artist = streamTags.artist { info.artists = [artist] }
+            info.albumTitle = streamTags.album ?? streamTags.organization ?? info.albumTitle
+        }
+        if info.playbackDuration == nil, !info.isLiveStream { info.playbackDuration = engineDuration }
+        info.playbackState = state
+        info.elapsedPlaybackTime = position
+        info.playbackRate = rate
+        info.defaultPlaybackRate = 1
+        info.playbackQueueIndex = queue.currentIndex
+        info.playbackQueueCount = queue.count
+        nowPlaying.publish(info, at: since)
+    }
+
+    private func notifyChange() {
+        guard !changeObservers.isEmpty else { return }
+        let snapshot = self.snapshot
+        for observer in changeObservers { observer(snapshot) }
+    }
+}
+
+/// What a restart keeps of a ``QueuePlayer``: the queue, the current entry
+/// and its position, the volume, the rate, repeat and shuffle. `Codable`, so
+/// it can be saved as JSON.
+public struct PlayerSnapshot: Sendable, Codable, Equatable {
+    /// A saved entry: the app looks its item up again by identifier or URL.
+    public struct Entry: Sendable, Codable, Equatable {
+        public var identifier: String
+        public var url: URL
+        public init(identifier: String, url: URL) {
+            self.identifier = identifier
+            self.url = url
+        }
+    }
+
+    /// Repeat modes as saved.
+    public enum Repeat: String, Sendable, Codable {
+        case off, one, all
+        init(_ type: RepeatType) {
+            switch type {
+            case .off: self = .off
+            case .one: self = .one
+            case .all: self = .all
+            }
+        }
+        var repeatType: RepeatType {
+            switch self {
+            case .off: .off
+            case .one: .one
+            case .all: .all
+            }
+        }
+    }
+
+    /// Shuffle modes as saved.
+    public enum Shuffle: String, Sendable, Codable {
+        case off, items, collections
+        init(_ type: ShuffleType) {
+            switch type {
+            case .off: self = .off
+            case .items: self = .items
+            case .collections: self = .collections
+            }
+        }
+        var shuffleType: ShuffleType {
+            switch self {
+            case .off: .off
+            case .items: .items
+            case .collections: .collections
+            }
+        }
+    }
+
+    /// The entries in the order they were added.
+    public var addedOrder: [Entry]
+    /// Indices into `addedOrder`, in play order (shuffled or not).
+    public var playOrder: [Int]
+    /// The current entry.
+    public var currentIdentifier: String?
+    /// The position in the current entry, in milliseconds.
+    public var positionMilliseconds: Int64
+    /// Linear volume, 0 to 10.
+    public var volume: Double
+    /// The playback rate.
+    public var rate: Double
+    public var repeatMode: Repeat
+    public var shuffleMode: Shuffle
+
+    public init(
+        addedOrder: [Entry], playOrder: [Int], currentIdentifier: String?, positionMilliseconds: Int64,
+        volume: Double, rate: Double, repeatMode: Repeat, shuffleMode: Shuffle
+    ) {
+        self.addedOrder = addedOrder
+        self.playOrder = playOrder
+        self.currentIdentifier = currentIdentifier
+        self.positionMilliseconds = positionMilliseconds
+        self.volume = volume
+        self.rate = rate
+        self.repeatMode = repeatMode
+        self.shuffleMode = shuffleMode
+    }
+}

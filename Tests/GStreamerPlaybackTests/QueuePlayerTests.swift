@@ -1,0 +1,284 @@
+import GStreamerPlayback
+import MediaRemote
+import Synchronization
+import Testing
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// An engine that plays nothing: it records what it was asked, fails to load
+/// URLs containing "broken", and lets a test emit engine events and trigger
+/// the gapless hand-over.
+final class ScriptedEngine: PlaybackEngine {
+    struct State {
+        var loaded: URL?
+        var playing = false
+        var position: Duration = .zero
+        var rate = 1.0
+        var volume = 1.0
+        var isMuted = false
+        var provider: (@Sendable () -> URL?)?
+        var calls: [String] = []
+    }
+    let state = Mutex(State())
+    let events: AsyncStream<PlaybackEvent>
+    private let continuation: AsyncStream<PlaybackEvent>.Continuation
+
+    init() {
+        (events, continuation) = AsyncStream.makeStream()
+    }
+
+    func emit(_ event: PlaybackEvent) { continuation.yield(event) }
+    /// What GStreamer's about-to-finish does: asks the provider for the next URL.
+    func aboutToFinish() -> URL? { state.withLock { $0.provider }?() }
+    var calls: [String] { state.withLock { $0.calls } }
+
+    func load(_ url: URL) async throws(PlaybackError) {
+        state.withLock { $0.calls.append("load \(url.lastPathComponent)") }
+        guard !url.path().contains("broken") else {
+            throw PlaybackError(kind: .unsupported, url: url, message: "could not decode \(url.lastPathComponent)")
+        }
+        state.withLock {
+            $0.loaded = url
+            $0.position = .zero
+        }
+        emit(.streamStarted(url))
+    }
+    func play() async throws(PlaybackError) {
+        try state.withLock { (state) throws(PlaybackError) in
+            guard state.loaded != nil else { throw PlaybackError(kind: .notLoaded, url: nil, message: "nothing loaded") }
+            state.playing = true
+            state.calls.append("play")
+        }
+    }
+    func pause() async throws(PlaybackError) {
+        state.withLock {
+            $0.playing = false
+            $0.calls.append("pause")
+        }
+    }
+    func stop() async {
+        state.withLock {
+            $0.loaded = nil
+            $0.playing = false
+            $0.calls.append("stop")
+        }
+    }
+    func seek(to position: Duration) async throws(PlaybackError) {
+        state.withLock {
+            $0.position = position
+            $0.calls.append("seek \(position)")
+        }
+    }
+    func setRate(_ rate: Double) async throws(PlaybackError) {
+        state.withLock {
+            $0.rate = rate
+            $0.calls.append("rate \(rate)")
+        }
+    }
+    var volume: Double {
+        get { state.withLock { $0.volume } }
+        set { state.withLock { $0.volume = newValue } }
+    }
+    var isMuted: Bool {
+        get { state.withLock { $0.isMuted } }
+        set { state.withLock { $0.isMuted = newValue } }
+    }
+    var position: Duration? { state.withLock { $0.loaded == nil ? nil : $0.position } }
+    var duration: Duration? { state.withLock { $0.loaded == nil ? nil : .seconds(60) } }
+    func setNextItemProvider(_ provider: (@Sendable () -> URL?)?) { state.withLock { $0.provider = provider } }
+}
+
+/// A player over a scripted engine, with its centres.
+struct ScriptedPlayer {
+    let commands = RemoteCommandCenter()
+    let nowPlaying = NowPlayingInfoCenter()
+    let engine = ScriptedEngine()
+    let player: QueuePlayer
+
+    init(_ names: [String]) async {
+        let engine = self.engine
+        player = QueuePlayer(
+            commands: commands, nowPlaying: nowPlaying, makeEngine: { engine },
+            resolve: { url in QueueItem(identifier: url.lastPathComponent, url: url, info: NowPlayingInfo(title: "opened")) })
+        await player.start()
+        await player.replaceQueue(with: queueItems(names), play: false)
+    }
+
+    var current: String? { nowPlaying.nowPlayingInfo?.identifier }
+    var state: PlaybackState? { nowPlaying.nowPlayingInfo?.playbackState }
+
+    /// Waits until the now-playing centre shows `identifier` in `state`: engine events are
+    /// handled by the player's own task, so the test awaits their publication.
+    func waitFor(_ identifier: String, _ state: PlaybackState) async throws {
+        let (updates, continuation) = AsyncStream.makeStream(of: NowPlayingInfo?.self)
+        let observation = nowPlaying.observe { continuation.yield($0.current) }
+        defer { observation.cancel() }
+        continuation.yield(nowPlaying.nowPlayingInfo)
+        let reached = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await info in updates where info?.identifier == identifier && info?.playbackState == state {
+                    return true
+                }
+                return false
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(5))
+                return false
+            }
+            let first = try await group.next() ?? false
+            group.cancelAll()
+            continuation.finish()
+            return first
+        }
+        #expect(reached, "still \(current ?? "nothing") \(String(describing: self.state)), not \(identifier) \(state)")
+    }
+}
+
+func queueItems(_ names: [String]) -> [QueueItem] {
+    names.map { QueueItem(identifier: $0, url: URL(fileURLWithPath: "/music/\($0).ogg"), info: NowPlayingInfo(title: $0)) }
+}
+
+@Suite struct QueuePlayerTests {
+    @Test func playLoadsTheCurrentItemAndPublishesIt() async throws {
+        let p = await ScriptedPlayer(["a", "b"])
+        #expect(p.state == .stopped)
+        #expect(p.nowPlaying.playbackQueue.map(\.identifier) == ["a", "b"])
+        let status = await p.commands.playCommand.perform()
+        #expect(status == .success)
+        #expect(p.current == "a")
+        #expect(p.state == .playing)
+        #expect(p.engine.calls == ["load a.ogg", "play"])
+        #expect(p.nowPlaying.nowPlayingInfo?.playbackQueueIndex == 0)
+    }
+
+    @Test func theNextItemIsHandedOverGaplesslyAndTheQueueFollows() async throws {
+        let p = await ScriptedPlayer(["a", "b"])
+        _ = await p.commands.playCommand.perform()
+        #expect(p.engine.aboutToFinish()?.lastPathComponent == "b.ogg")
+        p.engine.emit(.streamStarted(URL(fileURLWithPath: "/music/b.ogg")))
+        try await p.waitFor("b", .playing)
+        #expect(p.engine.calls == ["load a.ogg", "play"], "no reload: the engine went on by itself")
+        // Last item, repeat off: nothing to hand over, and the end stops at the first item.
+        #expect(p.engine.aboutToFinish() == nil)
+        #expect(p.commands.nextTrackCommand.isEnabled == false)
+    }
+
+    @Test func repeatOneHandsOverTheSameItemAndRepeatAllWraps() async throws {
+        let p = await ScriptedPlayer(["a", "b"])
+        _ = await p.commands.playCommand.perform()
+        _ = await p.commands.changeRepeatModeCommand.perform(ChangeRepeatModeCommandEvent(repeatType: .one))
+        #expect(p.engine.aboutToFinish()?.lastPathComponent == "a.ogg")
+        _ = await p.commands.nextTrackCommand.perform()
+        _ = await p.commands.changeRepeatModeCommand.perform(ChangeRepeatModeCommandEvent(repeatType: .all))
+        #expect(p.current == "b")
+        #expect(p.engine.aboutToFinish()?.lastPathComponent == "a.ogg")
+        #expect(p.commands.nextTrackCommand.isEnabled)
+    }
+
+    @Test func theEndOfTheQueueStopsAtItsFirstItem() async throws {
+        let p = await ScriptedPlayer(["a", "b"])
+        _ = await p.commands.nextTrackCommand.perform()
+        _ = await p.commands.playCommand.perform()
+        p.engine.state.withLock { $0.position = .seconds(60) }
+        _ = await p.commands.changePlaybackPositionCommand.perform(
+            ChangePlaybackPositionCommandEvent(positionTime: .seconds(60)))
+        p.engine.emit(.endOfStream)
+        try await p.waitFor("a", .stopped)
+    }
+
+    @Test func anItemThatFailsToLoadIsSkipped() async throws {
+        let p = await ScriptedPlayer(["broken", "b"])
+        let status = await p.commands.playCommand.perform()
+        #expect(status == .success)
+        #expect(p.current == "b")
+        #expect(p.state == .playing)
+        #expect(p.engine.calls == ["load broken.ogg", "load b.ogg", "play"])
+    }
+
+    @Test func whenNothingCanPlayPlayFailsAndThePlayerStops() async throws {
+        let p = await ScriptedPlayer(["broken-1", "broken-2"])
+        let status = await p.commands.playCommand.perform()
+        #expect(status == .commandFailed)
+        #expect(p.state == .stopped)
+    }
+
+    @Test func anErrorWhilePlayingMovesToTheNextItem() async throws {
+        let p = await ScriptedPlayer(["a", "b"])
+        _ = await p.commands.playCommand.perform()
+        p.engine.emit(.error(PlaybackError(kind: .network, url: URL(fileURLWithPath: "/music/a.ogg"), message: "gone")))
+        try await p.waitFor("b", .playing)
+        // An error about an item no longer loaded is stale and ignored.
+        p.engine.emit(.error(PlaybackError(kind: .network, url: URL(fileURLWithPath: "/music/a.ogg"), message: "late")))
+        _ = await p.commands.pauseCommand.perform()
+        #expect(p.current == "b")
+        #expect(p.state == .paused)
+    }
+
+    @Test func previousRestartsTheItemPastThreeSeconds() async throws {
+        let p = await ScriptedPlayer(["a", "b"])
+        _ = await p.commands.nextTrackCommand.perform()
+        _ = await p.commands.playCommand.perform()
+        _ = await p.commands.changePlaybackPositionCommand.perform(
+            ChangePlaybackPositionCommandEvent(positionTime: .seconds(10)))
+        _ = await p.commands.previousTrackCommand.perform()
+        #expect(p.current == "b")
+        #expect(p.engine.calls.last == "seek 0.0 seconds")
+        _ = await p.commands.previousTrackCommand.perform()
+        #expect(p.current == "a")
+        #expect(p.state == .playing)
+    }
+
+    @Test func stopThenPlayAtOnceAlwaysPlays() async throws {
+        let p = await ScriptedPlayer(["a"])
+        for _ in 0..<20 {
+            async let stopped = p.commands.stopCommand.perform()
+            async let played = p.commands.playCommand.perform()
+            let statuses = await (stopped, played)
+            #expect(statuses.0 == .success)
+            #expect(statuses.1 == .success)
+        }
+        // Both orders are possible for a concurrent pair; a sequenced play after a stop always plays.
+        _ = await p.commands.stopCommand.perform()
+        let status = await p.commands.playCommand.perform()
+        #expect(status == .success)
+        #expect(p.state == .playing)
+    }
+
+    @Test func aSnapshotRestoresQueueModesPositionAndVolumePaused() async throws {
+        let p = await ScriptedPlayer(["a", "b", "c"])
+        _ = await p.commands.nextTrackCommand.perform()
+        _ = await p.commands.changeShuffleModeCommand.perform(ChangeShuffleModeCommandEvent(shuffleType: .items))
+        _ = await p.commands.changeRepeatModeCommand.perform(ChangeRepeatModeCommandEvent(repeatType: .all))
+        _ = await p.commands.changeVolumeCommand.perform(ChangeVolumeCommandEvent(volume: 0.25))
+        _ = await p.commands.changePlaybackPositionCommand.perform(
+            ChangePlaybackPositionCommandEvent(positionTime: .seconds(12)))
+        let snapshot = await p.player.snapshot
+        let data = try JSONEncoder().encode(snapshot)
+        let decoded = try JSONDecoder().decode(PlayerSnapshot.self, from: data)
+
+        let q = await ScriptedPlayer([])
+        await q.player.restore(decoded, items: queueItems(["a", "b", "c"]))
+        #expect(q.current == "b")
+        #expect(q.state == .paused)
+        #expect(q.nowPlaying.nowPlayingInfo?.elapsedPlaybackTime == .seconds(12))
+        #expect(q.nowPlaying.volume == 0.25)
+        #expect(q.commands.changeShuffleModeCommand.currentShuffleType == .items)
+        #expect(q.commands.changeRepeatModeCommand.currentRepeatType == .all)
+        #expect(q.nowPlaying.playbackQueue.map(\.identifier) == p.nowPlaying.playbackQueue.map(\.identifier))
+        #expect(q.engine.calls.isEmpty, "restoring loads nothing until something plays")
+        _ = await q.commands.playCommand.perform()
+        #expect(q.engine.calls == ["load b.ogg", "seek 12.0 seconds", "play"])
+    }
+
+    @Test func openingAURLPlaysItAfterTheCurrentItem() async throws {
+        let p = await ScriptedPlayer(["a", "b"])
+        let status = await p.commands.openURLCommand.perform(OpenURLCommandEvent(url: URL(fileURLWithPath: "/x/new.ogg")))
+        #expect(status == .success)
+        #expect(p.current == "new.ogg")
+        #expect(p.nowPlaying.playbackQueue.map(\.identifier) == ["a", "new.ogg", "b"])
+    }
+}
