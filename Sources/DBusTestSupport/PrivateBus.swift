@@ -48,12 +48,12 @@ public final class PrivateBus: Sendable {
     /// Not the `python3` first on PATH, which may be a pyenv build without it.
     public static let systemPython = "/usr/bin/python3"
 
-    /// The watchdog: `$1` is the daemon executable. Prints `pid N` and, from the daemon, the
+    /// The watchdog: `$1` is the daemon executable, `$2` `--session` or `--config-file=PATH`. Prints `pid N` and, from the daemon, the
     /// address; then waits for end of file on stdin and kills and reaps the daemon.
     /// SIGPIPE is ignored after the daemon starts (so the daemon keeps the default) and before
     /// the `echo`, so a test process that already died cannot stop the shell before `read`.
     static let watchdogScript = """
-        "$1" --session --nofork --nopidfile --print-address=1 &
+        "$1" "$2" --nofork --nopidfile --print-address=1 &
         daemon=$!
         trap '' PIPE
         trap 'kill -9 "$daemon" 2>/dev/null; wait "$daemon"; exit 0' HUP INT TERM
@@ -85,16 +85,23 @@ public final class PrivateBus: Sendable {
     ///   installed; ``PrivateBusError/noAddress(daemon:timeout:stdout:stderr:)`` (after
     ///   stopping everything) if it prints no address in time; ``ChildProcessError`` if the
     ///   shell cannot be started.
+    ///   - configuration: A bus configuration file to use instead of the standard session
+    ///     bus's (`dbus-daemon --config-file`): to test a policy or service activation. It
+    ///     must `<listen>` on a unix socket.
+    ///   - environment: The daemon's environment, which services it activates inherit; nil
+    ///     is the test process's.
     public static func start(
-        daemon: String = "dbus-daemon", startupTimeout: Duration = .seconds(5)
+        daemon: String = "dbus-daemon", configuration: String? = nil, environment: [String: String]? = nil,
+        startupTimeout: Duration = .seconds(5)
     ) async throws -> PrivateBus {
         let searchPath = currentEnvironment()["PATH"] ?? "/usr/bin:/bin"
         guard let daemonPath = resolveExecutable(daemon, searchPath: searchPath) else {
             throw PrivateBusError.daemonNotFound(name: daemon, searchPath: searchPath)
         }
         let watchdog = try ChildProcess(
-            launching: "/bin/sh", ["-c", watchdogScript, "private-bus-watchdog", daemonPath],
-            environment: nil, deliversLines: true, killsOnDeinit: false)
+            launching: "/bin/sh",
+            ["-c", watchdogScript, "private-bus-watchdog", daemonPath, configuration.map { "--config-file=\($0)" } ?? "--session"],
+            environment: environment, deliversLines: true, killsOnDeinit: false)
 
         // The shell's "pid" line and the daemon's address may come in either order.
         var daemonPID: Int32?
@@ -143,12 +150,14 @@ public final class PrivateBus: Sendable {
         fallback.cancel()
     }
 
-    /// Starts a bus, runs `body` with it, and stops the bus, also when `body` throws.
+    /// Starts a bus (see ``start(daemon:configuration:environment:startupTimeout:)``), runs
+    /// `body` with it, and stops the bus, also when `body` throws.
     nonisolated(nonsending)
     public static func with<Result>(
+        configuration: String? = nil, environment: [String: String]? = nil,
         _ body: (PrivateBus) async throws -> Result
     ) async throws -> Result {
-        let bus = try await start()
+        let bus = try await start(configuration: configuration, environment: environment)
         do {
             let result = try await body(bus)
             await bus.stop()
