@@ -52,7 +52,7 @@ struct FolderWalk {
         var visited: Set<FolderIdentity> = [FolderIdentity(rootStatus)]
         var pending = [""]
         while let folder = pending.popLast() {
-            let absolute = folder.isEmpty ? root : root + "/" + folder
+            let absolute = LibraryPath.joined(root, folder)
             guard let directory = opendir(absolute) else {
                 failures.append(ScanFailure(path: folder, reason: "cannot list folder: \(String(cString: strerror(errno)))"))
                 continue

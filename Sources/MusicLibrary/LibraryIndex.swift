@@ -40,7 +40,10 @@ final class LibraryIndex {
         self.root = root
         // WAL lets the reader connection query while a scan writes; NORMAL is durable enough
         // for a cache and spares an fsync per commit. A small page cache keeps the daemon lean.
-        try database.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -1024")
+        // Memory-mapped reads skip a copy per page, and the pages they touch belong to the
+        // kernel's file cache, which it can reclaim, rather than to the process's heap.
+        try database.execute(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -1024; PRAGMA mmap_size = 268435456")
     }
 
     private func prepareSchema() throws(SQLiteError) {
@@ -62,7 +65,7 @@ final class LibraryIndex {
             CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
             -- Lists (artists, genres, ...) are joined with U+001F, the unit separator.
             CREATE TABLE tracks (
-                path TEXT NOT NULL UNIQUE, folder TEXT NOT NULL, size INTEGER NOT NULL,
+                path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,
                 modified INTEGER NOT NULL, title TEXT NOT NULL, artists TEXT NOT NULL, album TEXT,
                 album_artists TEXT NOT NULL, genres TEXT NOT NULL, composers TEXT NOT NULL,
                 track_number INTEGER, track_count INTEGER, disc_number INTEGER, disc_count INTEGER,
@@ -177,12 +180,12 @@ final class LibraryIndex {
         let sortArtist = media.albumArtists.first ?? media.artists.first ?? ""
         try database.run(
             """
-            INSERT INTO tracks (path, folder, size, modified, title, artists, album, album_artists, genres,
+            INSERT INTO tracks (path, size, modified, title, artists, album, album_artists, genres,
                 composers, track_number, track_count, disc_number, disc_count, release_date, duration,
                 mime_type, embedded_art, sort_artist)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
-            .text(file.path), .text(LibraryPath.folder(of: file.path)), SQLiteValue(file.size),
+            .text(file.path), SQLiteValue(file.size),
             .integer(file.modified), .text(title), .text(Self.joined(media.artists)), SQLiteValue(media.album),
             .text(Self.joined(media.albumArtists)), .text(Self.joined(media.genres)),
             .text(Self.joined(media.composers)), SQLiteValue(media.trackNumber), SQLiteValue(media.trackCount),
@@ -270,43 +273,60 @@ final class LibraryIndex {
     // MARK: Queries
 
     private static let trackColumns = """
-        SELECT t.path, t.size, t.modified, t.title, t.artists, t.album, t.album_artists, t.genres,
-            t.composers, t.track_number, t.track_count, t.disc_number, t.disc_count, t.release_date,
-            t.duration, t.mime_type, t.embedded_art, f.file
-        FROM tracks t LEFT JOIN folder_art f ON f.folder = t.folder
+        SELECT path, size, modified, title, artists, album, album_artists, genres, composers, track_number,
+            track_count, disc_number, disc_count, release_date, duration, mime_type, embedded_art
+        FROM tracks
         """
 
     /// Every track, ordered by album artist (else first artist), album, disc number, track number,
     /// title (case-insensitively), then path.
     func tracks() throws(SQLiteError) -> [Track] {
+        let folderArt = try folderArtURLs()
         var tracks: [Track] = []
+        tracks.reserveCapacity(try trackCount())
         let sql = Self.trackColumns + """
-             ORDER BY t.sort_artist COLLATE NOCASE, t.album COLLATE NOCASE, t.disc_number, t.track_number,
-                t.title COLLATE NOCASE, t.path
+             ORDER BY sort_artist COLLATE NOCASE, album COLLATE NOCASE, disc_number, track_number,
+                title COLLATE NOCASE, path
             """
-        try database.forEachRow(sql) { row throws(SQLiteError) in tracks.append(track(row)) }
+        try database.forEachRow(sql) { row throws(SQLiteError) in tracks.append(track(row, folderArt: folderArt)) }
         return tracks
     }
 
     func track(path: String) throws(SQLiteError) -> Track? {
         var found: Track?
-        try database.forEachRow(Self.trackColumns + " WHERE t.path = ?", [.text(path)]) { row throws(SQLiteError) in
-            found = track(row)
+        try database.forEachRow(Self.trackColumns + " WHERE path = ?", [.text(path)]) { row throws(SQLiteError) in
+            found = track(row, folderArt: nil)
         }
-        return found
+        guard var track = found, track.artwork == nil else { return found }
+        try database.forEachRow(
+            "SELECT file FROM folder_art WHERE folder = ?", [.text(LibraryPath.folder(of: path))]
+        ) { row throws(SQLiteError) in
+            track.artwork = row.text(0).map { .file(fileURL($0)) }
+        }
+        return track
     }
 
     func trackCount() throws(SQLiteError) -> Int {
         Int(try database.integer("SELECT count(*) FROM tracks") ?? 0)
     }
 
-    private func track(_ row: SQLiteRow) -> Track {
+    /// Folder → the URL of its cover image: made once per folder rather than once per track.
+    private func folderArtURLs() throws(SQLiteError) -> [Substring: URL] {
+        var urls: [Substring: URL] = [:]
+        try database.forEachRow("SELECT folder, file FROM folder_art") { row throws(SQLiteError) in
+            if let folder = row.text(0), let file = row.text(1) { urls[folder[...]] = fileURL(file) }
+        }
+        return urls
+    }
+
+    /// A track from a row of ``trackColumns``; folder art is looked up in `folderArt` when given.
+    private func track(_ row: SQLiteRow, folderArt: [Substring: URL]?) -> Track {
         let path = row.text(0) ?? ""
         let artwork: TrackArtwork? =
             if let hash = row.text(16) {
                 .embedded(sha256: hash)
-            } else if let file = row.text(17) {
-                .file(fileURL(file))
+            } else if let folderArt, let url = folderArt[Self.folder(of: path)] {
+                .file(url)
             } else {
                 nil
             }
@@ -318,6 +338,12 @@ final class LibraryIndex {
             discCount: row.integer(12).map(Int.init), releaseDate: row.text(13),
             duration: row.integer(14).map { .nanoseconds($0) }, mimeType: row.text(15), artwork: artwork,
             fileSize: Int(row.integer(1) ?? 0), modified: row.integer(2) ?? 0)
+    }
+
+    /// The folder part of a relative path, without copying it.
+    private static func folder(of path: String) -> Substring {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "" }
+        return path[..<slash]
     }
 
     /// Every playlist, by path, with entries resolved against the tracks indexed now.
@@ -374,7 +400,7 @@ final class LibraryIndex {
     // MARK: Encoding
 
     private func fileURL(_ relativePath: String) -> URL {
-        URL(filePath: root == "/" ? "/" + relativePath : root + "/" + relativePath, directoryHint: .notDirectory)
+        URL(filePath: LibraryPath.joined(root, relativePath), directoryHint: .notDirectory)
     }
 
     private static let separator: Character = "\u{1F}"
@@ -383,6 +409,8 @@ final class LibraryIndex {
 
     private static func split(_ text: String?) -> [String] {
         guard let text, !text.isEmpty else { return [] }
+        // Most lists have one value: skip the (slow) Character-wise split.
+        guard text.utf8.contains(0x1F) else { return [text] }
         return text.split(separator: separator, omittingEmptySubsequences: false).map(String.init)
     }
 

@@ -24,6 +24,12 @@ enum LibraryPath {
         return "/" + parts.joined(separator: "/")
     }
 
+    /// The absolute path of `relative` (a path relative to `root`; "" is the root itself).
+    static func joined(_ root: String, _ relative: String) -> String {
+        if relative.isEmpty { return root }
+        return root == "/" ? "/" + relative : root + "/" + relative
+    }
+
     /// `path` relative to `root` (both normalised); nil when it is not strictly inside the root.
     static func relative(_ path: String, to root: String) -> String? {
         let prefix = root == "/" ? "/" : root + "/"

@@ -15,6 +15,7 @@ public struct Playlist: Sendable, Hashable, Identifiable {
     /// The entries in the file's order.
     public var entries: [PlaylistEntry]
 
+    /// Creates a playlist; the library makes these, tests and previews may too.
     public init(id: String, name: String, url: URL, entries: [PlaylistEntry]) {
         self.id = id
         self.name = name

@@ -7,6 +7,7 @@ public struct ScanProgress: Sendable, Hashable {
     /// The file just dealt with, relative to the root ("" before the first).
     public var currentPath: String
 
+    /// Creates a progress report.
     public init(examined: Int, total: Int, currentPath: String) {
         self.examined = examined
         self.total = total
@@ -21,6 +22,7 @@ public struct ScanFailure: Sendable, Hashable {
     /// A sentence for people, with GStreamer's or the system's own message.
     public var reason: String
 
+    /// Creates a failure record.
     public init(path: String, reason: String) {
         self.path = path
         self.reason = reason
@@ -48,6 +50,7 @@ public struct ScanSummary: Sendable, Hashable {
     /// Wall-clock time the scan took.
     public var duration: Duration
 
+    /// Creates a summary; every count defaults to zero.
     public init(
         added: Int = 0, updated: Int = 0, removed: Int = 0, unchanged: Int = 0, read: Int = 0,
         failures: [ScanFailure] = [], playlists: Int = 0, duration: Duration = .zero

@@ -23,7 +23,9 @@ public struct Track: Sendable, Hashable, Identifiable {
     public var album: String?
     /// The album's artists, in credit order.
     public var albumArtists: [String]
+    /// The genres, as tagged.
     public var genres: [String]
+    /// The composers, in credit order.
     public var composers: [String]
     /// The track's number on its disc, from 1.
     public var trackNumber: Int?

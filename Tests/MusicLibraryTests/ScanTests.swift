@@ -188,6 +188,41 @@ import Testing
         #expect(try library.trackCount == 1)
     }
 
+    /// A scan cancelled after its first file keeps what it committed, and the next scan finishes
+    /// the job.
+    @Test func aCancelledScanIsResumedByTheNext() async throws {
+        let folder = try LibraryFolder("cancel")
+        defer { folder.remove() }
+        // GStreamer takes 50 ms over each of these MP3s (no Xing header): slow enough to cancel.
+        try await folder.generate(.mp3, "source.mp3")
+        for index in 0..<40 { try folder.copy("source.mp3", to: "copies/\(index).mp3") }
+        folder.delete("source.mp3")
+        let library = try folder.open()
+
+        let firstFileRead = AsyncStream.makeStream(of: Void.self)
+        let scan = Task {
+            try await library.scan { progress in
+                if progress.examined > 0 { firstFileRead.continuation.yield() }
+            }
+        }
+        for await _ in firstFileRead.stream { break }
+        scan.cancel()
+        let cancelled = await scan.result
+        let kept = try library.trackCount
+        if case .success(let summary) = cancelled {
+            // The scan finished before it saw the cancellation.
+            #expect(summary.added == 40)
+        } else {
+            #expect(throws: CancellationError.self) { try cancelled.get() }
+            #expect(kept < 40)
+        }
+
+        let resumed = try await library.scan()
+        #expect(resumed.added == 40 - kept)
+        #expect(resumed.unchanged == kept)
+        #expect(try library.trackCount == 40)
+    }
+
     @Test func oneScanAtATime() async throws {
         let folder = try LibraryFolder("one-scan")
         defer { folder.remove() }
