@@ -218,18 +218,19 @@ public final class Discoverer: Sendable {
     }
 
     /// Fails early, with the system's reason, for a file that is missing or cannot be opened:
-    /// GStreamer's own message for these ("Resource not found.") names no cause.
+    /// GStreamer's own message for these ("Resource not found.") names no cause. Anything but a
+    /// regular file is refused: opening a FIFO would block GStreamer beyond any timeout.
     private func checkReadable(_ path: String, url: URL) throws(DiscovererError) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             let code = errno
             if code == ENOENT || code == ENOTDIR { throw DiscovererError.notFound(url) }
             throw DiscovererError.unreadable(url, reason: String(cString: strerror(code)))
         }
         var status = stat()
-        let isDirectory = fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+        let isRegularFile = fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
         close(descriptor)
-        if isDirectory { throw DiscovererError.unreadable(url, reason: "is a directory") }
+        if !isRegularFile { throw DiscovererError.unreadable(url, reason: "not a regular file") }
     }
 
     private func read(_ info: OpaquePointer, url: URL) throws(DiscovererError) -> DiscoveredMedia {

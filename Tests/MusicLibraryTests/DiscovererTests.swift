@@ -5,6 +5,7 @@
 #endif
 import DBusTestSupport
 import GStreamerPlayback
+import Glibc
 import Testing
 
 @Suite struct DiscovererTests {
@@ -89,6 +90,13 @@ import Testing
         }
         #expect(throws: DiscovererError.noAudio(folder.url("picture.png"))) {
             try discoverer.discover(folder.url("picture.png"))
+        }
+        #expect(throws: DiscovererError.unreadable(folder.url(""), reason: "not a regular file")) {
+            try discoverer.discover(folder.url(""))
+        }
+        mkfifo(folder.path("pipe.ogg"), 0o600)
+        #expect(throws: DiscovererError.unreadable(folder.url("pipe.ogg"), reason: "not a regular file")) {
+            try discoverer.discover(folder.url("pipe.ogg"))
         }
         // The discoverer is still usable after failures.
         try await folder.generate(.wav, "fine.wav")
