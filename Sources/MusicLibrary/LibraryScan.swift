@@ -60,9 +60,12 @@ extension MusicLibrary {
             report: progress, total: walk.files.count, examined: summary.unchanged, clock: clock)
         reporter.report(currentPath: "", force: true)
 
+        // None when nothing changed: an unchanged library does not even initialise GStreamer.
         let discoverers: [Discoverer]
         do {
-            discoverers = try (0..<Self.discoveryParallelism).map { _ in try Discoverer(timeout: discoveryTimeout) }
+            discoverers = try (0..<min(Self.discoveryParallelism, audioToRead.count)).map { _ in
+                try Discoverer(timeout: discoveryTimeout)
+            }
         } catch {
             throw MusicLibraryError.discovererUnavailable(String(describing: error))
         }
