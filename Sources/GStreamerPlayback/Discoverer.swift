@@ -243,7 +243,8 @@ public final class Discoverer: Sendable {
             media.hasAudio = true
             var node: UnsafeMutablePointer<GList>? = audioStreams
             while let current = node {
-                if let stream = current.pointee.data, let tags = gst_discoverer_stream_info_get_tags(OpaquePointer(stream))
+                if let stream = current.pointee.data,
+                    let tags = gst_discoverer_stream_info_get_tags(OpaquePointer(stream))
                 {
                     tagLists.append(tags)
                 }
@@ -362,8 +363,9 @@ private struct TagReader {
             if gst_tag_list_get_date(list, "date", &date) != 0, let date {
                 defer { g_date_free(date) }
                 guard g_date_valid(date) != 0 else { continue }
-                return fourDigits(Int32(g_date_get_year(date))) + "-" + twoDigits(Int32(g_date_get_month(date).rawValue))
-                    + "-" + twoDigits(Int32(g_date_get_day(date)))
+                let month = Int32(g_date_get_month(date).rawValue)
+                return fourDigits(Int32(g_date_get_year(date))) + "-" + twoDigits(month) + "-"
+                    + twoDigits(Int32(g_date_get_day(date)))
             }
         }
         return nil

@@ -54,7 +54,8 @@ struct FolderWalk {
         while let folder = pending.popLast() {
             let absolute = LibraryPath.joined(root, folder)
             guard let directory = opendir(absolute) else {
-                failures.append(ScanFailure(path: folder, reason: "cannot list folder: \(String(cString: strerror(errno)))"))
+                let reason = String(cString: strerror(errno))
+                failures.append(ScanFailure(path: folder, reason: "cannot list folder: \(reason)"))
                 continue
             }
             var bestCover: (rank: Int, path: String)?
@@ -72,7 +73,8 @@ struct FolderWalk {
                 var status = stat()
                 guard stat(absolute + "/" + name, &status) == 0 else {
                     if kind != nil {
-                        failures.append(ScanFailure(path: relative, reason: "cannot read: \(String(cString: strerror(errno)))"))
+                        let reason = String(cString: strerror(errno))
+                        failures.append(ScanFailure(path: relative, reason: "cannot read: \(reason)"))
                     }
                     continue
                 }

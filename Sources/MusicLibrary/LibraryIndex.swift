@@ -43,7 +43,10 @@ final class LibraryIndex {
         // Memory-mapped reads skip a copy per page, and the pages they touch belong to the
         // kernel's file cache, which it can reclaim, rather than to the process's heap.
         try database.execute(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -1024; PRAGMA mmap_size = 268435456")
+            """
+            PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -1024;
+            PRAGMA mmap_size = 268435456
+            """)
     }
 
     private func prepareSchema() throws(SQLiteError) {
@@ -367,7 +370,8 @@ final class LibraryIndex {
             let entry: PlaylistEntry =
                 switch row.integer(1) {
                 case 0 where row.integer(5) == 1: .track(row.text(2) ?? "")
-                case 1: row.text(2).flatMap { URL(string: $0) }.map { .stream($0, title: row.text(3)) } ?? .missing(written)
+                case 1:
+                    row.text(2).flatMap { URL(string: $0) }.map { .stream($0, title: row.text(3)) } ?? .missing(written)
                 default: .missing(written)
                 }
             playlists[index].entries.append(entry)

@@ -198,7 +198,9 @@ private enum DiscoveryPool {
         return stream
     }
 
-    private static func read(_ file: FolderWalk.File, root: String, with discoverer: Discoverer) -> LibraryIndex.ReadFile {
+    private static func read(
+        _ file: FolderWalk.File, root: String, with discoverer: Discoverer
+    ) -> LibraryIndex.ReadFile {
         let url = URL(filePath: LibraryPath.joined(root, file.path), directoryHint: .notDirectory)
         do {
             let media = try discoverer.discover(url)

@@ -24,7 +24,7 @@ import Testing
         #expect(media.hasAudio)
         #expect(media.isSeekable)
         // MP3 counts encoder padding: allow for it.
-        #expect(media.duration?.isClose(toSeconds: 1.5, tolerance: 0.1) == true, "\(String(describing: media.duration))")
+        #expect(media.duration?.isClose(toSeconds: 1.5) == true, "\(String(describing: media.duration))")
         let expectedType: [TestMedia.Format: String] = [
             .ogg: "audio/ogg", .opus: "audio/ogg", .flac: "audio/x-flac", .mp3: "audio/mpeg", .wav: "audio/x-wav",
         ]

@@ -61,8 +61,8 @@ struct LibraryFolder {
             word(3) + word(mime.count) + mime + word(0) + word(16) + word(16) + word(24) + word(0) + word(picture.count)
             + picture
         let base64 = Data(block).base64EncodedString()
-        try await generateOgg(
-            relative, tags: [("title", "string", title), ("extended-comment", "string", "METADATA_BLOCK_PICTURE=\(base64)")])
+        let comment = "METADATA_BLOCK_PICTURE=\(base64)"
+        try await generateOgg(relative, tags: [("title", "string", title), ("extended-comment", "string", comment)])
     }
 
     /// An Ogg Vorbis file with any tags `taginject` can write: (name, type, value) triples such

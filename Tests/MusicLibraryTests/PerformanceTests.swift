@@ -47,7 +47,8 @@ import Testing
         let filesPerSecond = 200 / cold.duration.seconds
         print(
             "MusicLibrary: 200 files cold \(cold.duration.milliseconds) ms (\(Int(filesPerSecond)) files/s), "
-                + "unchanged rescan \(warm.duration.milliseconds) ms, after reopening \(reopened.duration.milliseconds) ms")
+                + "unchanged rescan \(warm.duration.milliseconds) ms, "
+                + "after reopening \(reopened.duration.milliseconds) ms")
         #expect(filesPerSecond > 20)
         #expect(warm.duration < .milliseconds(500))
     }

@@ -60,7 +60,8 @@ import Testing
         let playlists = try library.playlists()
         #expect(playlists.map(\.id) == ["Other/old.m3u", "Playlists/mix.m3u8", "top.pls"])
         #expect(playlists.map(\.name) == ["old", "My Mix", "top"])
-        #expect(playlists.map(\.url) == [folder.url("Other/old.m3u"), folder.url("Playlists/mix.m3u8"), folder.url("top.pls")])
+        #expect(
+            playlists.map(\.url) == [folder.url("Other/old.m3u"), folder.url("Playlists/mix.m3u8"), folder.url("top.pls")])
 
         #expect(playlists[0].entries == [.track("Other/Café.wav"), .track("Artist/Album/02 b.wav")])
         #expect(

@@ -129,7 +129,8 @@ import Testing
     @Test func theIndexFolderIsCreated() throws {
         let folder = try LibraryFolder("index-folder")
         defer { folder.remove() }
-        let library = try MusicLibrary(root: folder.root + "/./x/../", indexPath: folder.folder.path + "/deep/er/index.sqlite")
+        let library = try MusicLibrary(
+            root: folder.root + "/./x/../", indexPath: folder.folder.path + "/deep/er/index.sqlite")
         #expect(try library.trackCount == 0)
         #expect(access(folder.folder.path + "/deep/er/index.sqlite", F_OK) == 0)
         #expect(library.root == folder.root)

@@ -22,10 +22,12 @@ import Testing
                 genre: "Jazz", trackNumber: track, discNumber: disc, year: 2021)
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await folder.generate(.ogg, "Album Artist/First Album/01 one.ogg", tags: tags("One", track: 1)) }
-            group.addTask { try await folder.generate(.opus, "Album Artist/First Album/02 two.opus", tags: tags("Two", track: 2)) }
+            let album = "Album Artist/First Album"
+            group.addTask { try await folder.generate(.ogg, "\(album)/01 one.ogg", tags: tags("One", track: 1)) }
+            group.addTask { try await folder.generate(.opus, "\(album)/02 two.opus", tags: tags("Two", track: 2)) }
             group.addTask {
-                try await folder.generate(.flac, "Album Artist/First Album/CD2/01 three.flac", seconds: 2, tags: tags("Three", track: 1, disc: 2))
+                try await folder.generate(
+                    .flac, "\(album)/CD2/01 three.flac", seconds: 2, tags: tags("Three", track: 1, disc: 2))
             }
             group.addTask { try await folder.generate(.mp3, "Other/mp3/four.mp3", tags: tags("Four", track: 4)) }
             group.addTask { try await folder.generate(.wav, "Other/Untagged Tone.wav") }
@@ -104,7 +106,8 @@ import Testing
         #expect(try library.mediaItemArtwork(for: pictured) == .imageData(Data(picture)))
 
         // Lookups by identifiers and by URL.
-        #expect(try library.tracks(ids: ["Other/mp3/four.mp3", "nope.ogg", "Embedded/pictured.ogg"]).map(\.title) == ["Four", "Pictured"])
+        let asked = try library.tracks(ids: ["Other/mp3/four.mp3", "nope.ogg", "Embedded/pictured.ogg"])
+        #expect(asked.map(\.title) == ["Four", "Pictured"])
         #expect(try library.track(at: folder.url("Other/../Other/mp3/four.mp3"))?.title == "Four")
         #expect(try library.track(at: URL(filePath: "/elsewhere/four.mp3")) == nil)
     }
