@@ -56,7 +56,8 @@ let package = Package(
             name: "GStreamerPlaybackTests", dependencies: ["GStreamerPlayback", "MediaRemote", "DBusTestSupport"]),
         // A music folder's index: tracks, albums, artwork and playlists, persisted in SQLite.
         .target(name: "MusicLibrary", dependencies: ["CSQLite", "GStreamerPlayback", "MediaRemote"]),
-        .testTarget(name: "MusicLibraryTests", dependencies: ["MusicLibrary", "DBusTestSupport"]),
+        .testTarget(
+            name: "MusicLibraryTests", dependencies: ["MusicLibrary", "GStreamerPlayback", "MediaRemote", "DBusTestSupport"]),
         // The daemon: indexes a music folder, plays it and serves it over MPRIS.
         .executableTarget(
             name: "mpris-bridge",

@@ -1,0 +1,238 @@
+import Dispatch
+import GStreamerPlayback
+import Glibc
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension MusicLibrary {
+    /// Brings the index up to date with the folder: walks ``root`` recursively, reads the audio
+    /// files and playlists that are new or whose size or modification time changed, forgets the
+    /// ones that vanished, and notes every folder's cover image.
+    ///
+    /// Audio files are read by GStreamer's discoverer, several at once (one per processor, at
+    /// least two, at most four), each on a thread of its own so the caller's executor is never
+    /// blocked. Results are committed in batches, so a scan that is cancelled or fails keeps what
+    /// it has read. A file that cannot be read is listed in ``ScanSummary/failures`` and
+    /// ``failures()`` with the reason, and the scan goes on; an unchanged failed file is not
+    /// retried.
+    ///
+    /// - Parameter progress: called as files are dealt with (at most every 100 ms, and once at the
+    ///   end), from any thread.
+    /// - Throws: ``MusicLibraryError/rootNotFound(_:reason:)`` (the index is left untouched),
+    ///   ``MusicLibraryError/scanInProgress``, ``MusicLibraryError/index(_:)``,
+    ///   ``MusicLibraryError/discovererUnavailable(_:)``, or `CancellationError`.
+    public func scan(progress: (@Sendable (ScanProgress) -> Void)? = nil) async throws -> ScanSummary {
+        guard !isScanning.exchange(true, ordering: .acquiringAndReleasing) else {
+            throw MusicLibraryError.scanInProgress
+        }
+        defer { isScanning.store(false, ordering: .releasing) }
+        let clock = ContinuousClock()
+        let start = clock.now
+
+        let root = self.root
+        let walk = try await offload { () throws(MusicLibraryError) in try FolderWalk(root: root) }
+        let known = try write { try $0.fileStates() }
+
+        var summary = ScanSummary()
+        var audioToRead: [FolderWalk.File] = []
+        var playlistsToRead: [FolderWalk.File] = []
+        var found: Set<String> = []
+        for file in walk.files {
+            found.insert(file.path)
+            if let state = known[file.path], state.size == file.size, state.modified == file.modified {
+                summary.unchanged += 1
+            } else if file.kind == .audio {
+                audioToRead.append(file)
+            } else {
+                playlistsToRead.append(file)
+            }
+        }
+        let vanished = known.filter { !found.contains($0.key) }
+        summary.removed = vanished.values.count { $0.kind == .track }
+        try write { try $0.remove(paths: Array(vanished.keys)) }
+
+        var reporter = ProgressReporter(
+            report: progress, total: walk.files.count, examined: summary.unchanged, clock: clock)
+        reporter.report(currentPath: "", force: true)
+
+        // None when nothing changed: an unchanged library does not even initialise GStreamer.
+        let discoverers: [Discoverer]
+        do {
+            discoverers = try (0..<min(Self.discoveryParallelism, audioToRead.count)).map { _ in
+                try Discoverer(timeout: discoveryTimeout)
+            }
+        } catch {
+            throw MusicLibraryError.discovererUnavailable(String(describing: error))
+        }
+        var batch: [LibraryIndex.ReadFile] = []
+        var lastCommit = clock.now
+        for await read in DiscoveryPool.read(audioToRead, root: root, with: discoverers) {
+            summary.read += 1
+            let wasTrack = known[read.file.path]?.kind == .track
+            switch read.outcome {
+            case .success: if wasTrack { summary.updated += 1 } else { summary.added += 1 }
+            case .failure: if wasTrack { summary.removed += 1 }
+            }
+            batch.append(read)
+            // Batches keep commits (and fsyncs) few while a long scan still shows up in queries.
+            if batch.count >= 64 || clock.now - lastCommit > .milliseconds(500) {
+                let committing = batch
+                try write { try $0.store(committing) }
+                batch.removeAll(keepingCapacity: true)
+                lastCommit = clock.now
+            }
+            reporter.examined += 1
+            reporter.report(currentPath: read.file.path)
+        }
+        let remaining = batch
+        try write { try $0.store(remaining) }
+        try Task.checkCancellation()
+
+        for file in playlistsToRead {
+            let contents = readPlaylist(file)
+            try write { try $0.store(playlist: file, outcome: contents) }
+            reporter.examined += 1
+            reporter.report(currentPath: file.path)
+        }
+        let (folderArt, walkFailures) = (walk.folderArt, walk.failures)
+        try write { try $0.finishScan(folderArt: folderArt, walkFailures: walkFailures) }
+        reporter.report(currentPath: "", force: true)
+
+        summary.failures = try write { try $0.failures() }
+        summary.playlists = try write { try $0.playlistCount() }
+        summary.duration = clock.now - start
+        return summary
+    }
+
+    /// Discoverers working at once: two per core, from four to eight. Reading a file costs about
+    /// a millisecond of processor time, but the discoverer also waits: on the disk, and 50 ms
+    /// whenever an MP3 without a Xing header has no duration yet (a sleep inside GStreamer), so
+    /// more discoverers than cores keep both cores busy.
+    private static let discoveryParallelism: Int = min(max(4, 2 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))), 8)
+
+    private func readPlaylist(_ file: FolderWalk.File) -> LibraryIndex.PlaylistOutcome {
+        let absolute = LibraryPath.joined(root, file.path)
+        let bytes: [UInt8]
+        switch LibraryPath.contents(of: absolute) {
+        case .success(let contents): bytes = contents
+        case .failure(let error): return .failed(reason: "cannot read: \(error.reason)")
+        }
+        let (lines, name) = PlaylistFile.parse(bytes, fileExtension: FolderWalk.lowercasedExtension(of: file.path))
+        let folder = LibraryPath.normalised(LibraryPath.folder(of: absolute))
+        let entries = lines.map { line in
+            (line: line, target: PlaylistFile.resolve(line.location, folder: folder, root: root))
+        }
+        return .read(LibraryIndex.PlaylistContents(name: name ?? LibraryPath.stem(of: file.path), entries: entries))
+    }
+
+    /// Runs `body` with the writer connection.
+    func write<Result: Sendable>(_ body: (LibraryIndex) throws -> Result) throws -> Result {
+        do {
+            return try writer.withLock { index in try body(index) }
+        } catch let error as SQLiteError {
+            throw MusicLibraryError.index(error.description)
+        }
+    }
+
+    /// Runs blocking file-system work on a thread of its own rather than on the caller's executor.
+    private func offload<Result: Sendable>(
+        _ work: @escaping @Sendable () throws(MusicLibraryError) -> Result
+    ) async throws(MusicLibraryError) -> Result {
+        let result: Swift.Result<Result, MusicLibraryError> = await withCheckedContinuation { continuation in
+            DispatchQueue(label: "MusicLibrary.walk").async {
+                continuation.resume(returning: Swift.Result(catching: work))
+            }
+        }
+        return try result.get()
+    }
+}
+
+/// Calls a progress handler, at most every 100 ms unless forced.
+private struct ProgressReporter {
+    let report: (@Sendable (ScanProgress) -> Void)?
+    let total: Int
+    var examined: Int
+    let clock: ContinuousClock
+    private var last: ContinuousClock.Instant?
+
+    init(report: (@Sendable (ScanProgress) -> Void)?, total: Int, examined: Int, clock: ContinuousClock) {
+        self.report = report
+        self.total = total
+        self.examined = examined
+        self.clock = clock
+    }
+
+    mutating func report(currentPath: String, force: Bool = false) {
+        guard let report else { return }
+        let now = clock.now
+        guard force || examined == total || last.map({ now - $0 >= .milliseconds(100) }) ?? true else { return }
+        last = now
+        report(ScanProgress(examined: examined, total: total, currentPath: currentPath))
+    }
+}
+
+/// Reads audio files with several discoverers, each on a serial Dispatch queue of its own: the
+/// discoverer blocks its thread, and serial queues get a thread even when the pool is busy.
+private enum DiscoveryPool {
+    static func read(
+        _ files: [FolderWalk.File], root: String, with discoverers: [Discoverer]
+    ) -> AsyncStream<LibraryIndex.ReadFile> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LibraryIndex.ReadFile.self)
+        let work = SharedWork(workers: discoverers.count)
+        // The consumer stopped (cancelled): the workers finish the file in hand and stop.
+        continuation.onTermination = { _ in work.stop() }
+        if discoverers.isEmpty { continuation.finish() }
+        for (number, discoverer) in discoverers.enumerated() {
+            DispatchQueue(label: "MusicLibrary.discovery.\(number)").async {
+                while let index = work.next(below: files.count) {
+                    continuation.yield(read(files[index], root: root, with: discoverer))
+                }
+                if work.workerFinished() { continuation.finish() }
+            }
+        }
+        return stream
+    }
+
+    private static func read(
+        _ file: FolderWalk.File, root: String, with discoverer: Discoverer
+    ) -> LibraryIndex.ReadFile {
+        let url = URL(filePath: LibraryPath.joined(root, file.path), directoryHint: .notDirectory)
+        do {
+            let media = try discoverer.discover(url)
+            let hash = media.image.map { SHA256.hex(SHA256.hash($0)) }
+            return LibraryIndex.ReadFile(file: file, outcome: .success(media), imageHash: hash)
+        } catch let error as DiscovererError {
+            return LibraryIndex.ReadFile(file: file, outcome: .failure(error), imageHash: nil)
+        } catch {
+            return LibraryIndex.ReadFile(
+                file: file, outcome: .failure(.failed(url, reason: String(describing: error))), imageHash: nil)
+        }
+    }
+
+    /// The next file to read and the workers still running, shared by the workers.
+    private final class SharedWork: Sendable {
+        private let nextIndex = Atomic<Int>(0)
+        private let stopped = Atomic<Bool>(false)
+        private let runningWorkers: Atomic<Int>
+
+        init(workers: Int) { runningWorkers = Atomic(workers) }
+
+        func next(below count: Int) -> Int? {
+            guard !stopped.load(ordering: .acquiring) else { return nil }
+            let index = nextIndex.add(1, ordering: .relaxed).oldValue
+            return index < count ? index : nil
+        }
+
+        func stop() { stopped.store(true, ordering: .releasing) }
+
+        /// True for the last worker to finish.
+        func workerFinished() -> Bool {
+            runningWorkers.subtract(1, ordering: .acquiringAndReleasing).newValue == 0
+        }
+    }
+}

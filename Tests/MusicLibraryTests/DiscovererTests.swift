@@ -1,0 +1,105 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import DBusTestSupport
+import GStreamerPlayback
+import Glibc
+import Testing
+
+@Suite struct DiscovererTests {
+    static let tags = TestMedia.Tags(
+        title: "Sine Song", artist: "The Oscillators", album: "Test Tones", albumArtist: "Various",
+        genre: "Electronic", trackNumber: 3, discNumber: 2, year: 2019)
+
+    @Test(arguments: TestMedia.Format.allCases)
+    func readsTagsDurationAndMediaType(_ format: TestMedia.Format) async throws {
+        let folder = try LibraryFolder("discover-\(format)")
+        defer { folder.remove() }
+        try await folder.generate(format, "tone.\(format.fileExtension)", seconds: 1.5, tags: Self.tags)
+
+        let media = try Discoverer().discover(folder.url("tone.\(format.fileExtension)"))
+
+        #expect(media.hasAudio)
+        #expect(media.isSeekable)
+        // MP3 counts encoder padding: allow for it.
+        #expect(media.duration?.isClose(toSeconds: 1.5) == true, "\(String(describing: media.duration))")
+        let expectedType: [TestMedia.Format: String] = [
+            .ogg: "audio/ogg", .opus: "audio/ogg", .flac: "audio/x-flac", .mp3: "audio/mpeg", .wav: "audio/x-wav",
+        ]
+        #expect(media.mimeType == expectedType[format])
+        // Every container keeps these (WAV in its LIST INFO chunk).
+        #expect(media.title == "Sine Song")
+        #expect(media.artists == ["The Oscillators"])
+        #expect(media.album == "Test Tones")
+        #expect(media.albumArtists == ["Various"])
+        #expect(media.genres == ["Electronic"])
+        if format != .wav {
+            #expect(media.trackNumber == 3)
+            #expect(media.discNumber == 2)
+        }
+        if format != .wav && format != .mp3 {
+            #expect(media.releaseDate == "2019-01-01")
+        }
+        #expect(media.image == nil)
+    }
+
+    @Test func readsListsCountsComposersAndTheEmbeddedCover() async throws {
+        let folder = try LibraryFolder("discover-more")
+        defer { folder.remove() }
+        try await folder.generatePicture("cover.png")
+        let picture = try folder.read("cover.png")
+        try await folder.generateOgg(
+            "many.ogg",
+            tags: [
+                ("artist", "raw", #"{(string)\"Ann\",(string)\"Bob\"}"#), ("composer", "string", "Bach"),
+                ("track-count", "uint", "12"), ("album-disc-count", "uint", "3"),
+            ])
+        try await folder.generateOggWithCover("pictured.ogg", title: "With Cover", picture: picture)
+
+        let discoverer = try Discoverer()
+        let many = try discoverer.discover(folder.url("many.ogg"))
+        #expect(many.artists == ["Ann", "Bob"])
+        #expect(many.composers == ["Bach"])
+        #expect(many.trackCount == 12)
+        #expect(many.discCount == 3)
+
+        let pictured = try discoverer.discover(folder.url("pictured.ogg"))
+        #expect(pictured.title == "With Cover")
+        #expect(pictured.image.map { [UInt8]($0) } == picture)
+    }
+
+    @Test func explainsWhatItCannotRead() async throws {
+        let folder = try LibraryFolder("discover-errors")
+        defer { folder.remove() }
+        try folder.write(junkBytes(count: 8192), to: "junk.ogg")
+        try await folder.generatePicture("picture.png")
+        let discoverer = try Discoverer()
+
+        #expect(throws: DiscovererError.notFound(folder.url("absent.ogg"))) {
+            try discoverer.discover(folder.url("absent.ogg"))
+        }
+        do {
+            _ = try discoverer.discover(folder.url("junk.ogg"))
+            Issue.record("junk was read as media")
+        } catch let error as DiscovererError {
+            guard case .notMedia(_, let reason) = error else { throw error }
+            #expect(reason == "Could not determine type of stream.")
+            #expect(error.description.hasSuffix("junk.ogg"))
+        }
+        #expect(throws: DiscovererError.noAudio(folder.url("picture.png"))) {
+            try discoverer.discover(folder.url("picture.png"))
+        }
+        #expect(throws: DiscovererError.unreadable(folder.url(""), reason: "not a regular file")) {
+            try discoverer.discover(folder.url(""))
+        }
+        mkfifo(folder.path("pipe.ogg"), 0o600)
+        #expect(throws: DiscovererError.unreadable(folder.url("pipe.ogg"), reason: "not a regular file")) {
+            try discoverer.discover(folder.url("pipe.ogg"))
+        }
+        // The discoverer is still usable after failures.
+        try await folder.generate(.wav, "fine.wav")
+        #expect(try discoverer.discover(folder.url("fine.wav")).hasAudio)
+    }
+}

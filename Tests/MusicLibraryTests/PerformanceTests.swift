@@ -1,0 +1,106 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import DBusTestSupport
+import GStreamerPlayback
+import Testing
+
+@testable import MusicLibrary
+
+/// Figures with generous thresholds (the suite runs debug builds on a loaded two-core machine);
+/// each prints what it measured.
+@Suite struct PerformanceTests {
+    /// 200 files (copies of five generated ones under different names) read cold, then an
+    /// unchanged rescan that reads nothing.
+    @Test func indexesTwoHundredFilesAndRescansThemFast() async throws {
+        let folder = try LibraryFolder("two-hundred")
+        defer { folder.remove() }
+        let formats = TestMedia.Format.allCases
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for format in formats {
+                group.addTask {
+                    try await folder.generate(
+                        format, "source/tone.\(format.fileExtension)", seconds: 1,
+                        tags: TestMedia.Tags(title: "Tone", artist: "Generator", album: "\(format)", trackNumber: 1))
+                }
+            }
+            try await group.waitForAll()
+        }
+        for index in 0..<200 {
+            let format = formats[index % formats.count]
+            try folder.copy(
+                "source/tone.\(format.fileExtension)",
+                to: "Album \(index / 20)/Track \(index).\(format.fileExtension)")
+        }
+        for format in formats { folder.delete("source/tone.\(format.fileExtension)") }
+
+        let library = try folder.open()
+        let cold = try await library.scan()
+        #expect((cold.added, cold.read, cold.failures) == (200, 200, []))
+        let warm = try await library.scan()
+        #expect((warm.read, warm.unchanged) == (0, 200))
+        let reopened = try await folder.open().scan()
+        #expect(reopened.read == 0)
+
+        let filesPerSecond = 200 / cold.duration.seconds
+        print(
+            "MusicLibrary: 200 files cold \(cold.duration.milliseconds) ms (\(Int(filesPerSecond)) files/s), "
+                + "unchanged rescan \(warm.duration.milliseconds) ms, "
+                + "after reopening \(reopened.duration.milliseconds) ms")
+        #expect(filesPerSecond > 20)
+        #expect(warm.duration < .milliseconds(500))
+    }
+
+    /// `tracks()` over 10,000 rows inserted without reading files.
+    @Test func listsTenThousandTracksInMilliseconds() throws {
+        let folder = try LibraryFolder("ten-thousand")
+        defer { folder.remove() }
+        let library = try folder.open()
+        let rows = (0..<10_000).map { index in
+            (
+                file: FolderWalk.File(
+                    path: "Artist \(index % 97)/Album \(index % 13)/\(index).flac", size: 5_000_000 + index,
+                    modified: 1_700_000_000_000_000_000, kind: .audio),
+                media: DiscoveredMedia(
+                    duration: .seconds(180 + index % 120), title: "Song \(index)", artists: ["Artist \(index % 97)"],
+                    album: "Album \(index % 13)", albumArtists: ["Artist \(index % 97)"], genres: ["Rock", "Pop"],
+                    trackNumber: index % 20 + 1, discNumber: 1, releaseDate: "2001-02-03", isSeekable: true,
+                    hasAudio: true, mimeType: "audio/x-flac")
+            )
+        }
+        // Half the folders have a cover image.
+        let folders = Set(rows.map { LibraryPath.folder(of: $0.file.path) }).sorted()
+        let folderArt = Dictionary(uniqueKeysWithValues: folders.enumerated().filter { $0.offset % 2 == 0 }.map {
+            ($0.element, $0.element + "/cover.jpg")
+        })
+        try library.write {
+            try $0.insertSyntheticTracks(rows)
+            try $0.finishScan(folderArt: folderArt, walkFailures: [])
+        }
+
+        let clock = ContinuousClock()
+        var best = Duration.seconds(1000)
+        var tracks: [Track] = []
+        for _ in 0..<3 {
+            let start = clock.now
+            tracks = try library.tracks()
+            best = min(best, clock.now - start)
+        }
+        print("MusicLibrary: tracks() for \(tracks.count) rows \(best.milliseconds) ms (best of 3)")
+        #expect(tracks.count == 10_000)
+        #expect(tracks.first?.albumArtists == ["Artist 0"])
+        #expect(tracks.first?.genres == ["Rock", "Pop"])
+        #expect(tracks.filter { $0.artwork != nil }.count > 3000)
+        #expect(best < .milliseconds(500))
+    }
+}
+
+extension Duration {
+    fileprivate var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    fileprivate var milliseconds: String {
+        let value = seconds * 1000
+        return value < 10 ? String(Double(Int(value * 10)) / 10) : String(Int(value))
+    }
+}

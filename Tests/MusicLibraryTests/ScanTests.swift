@@ -1,0 +1,250 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import DBusTestSupport
+import Glibc
+import MediaRemote
+import MusicLibrary
+import Synchronization
+import Testing
+
+@Suite struct ScanTests {
+    /// Nested folders of tagged files in every format, an untagged WAV, folder art and an
+    /// embedded cover: every field a user sees comes out of the index.
+    @Test func indexesATaggedLibraryInNestedFolders() async throws {
+        let folder = try LibraryFolder("tagged")
+        defer { folder.remove() }
+        func tags(_ title: String, track: Int, disc: Int = 1) -> TestMedia.Tags {
+            TestMedia.Tags(
+                title: title, artist: "Solo Artist", album: "First Album", albumArtist: "Album Artist",
+                genre: "Jazz", trackNumber: track, discNumber: disc, year: 2021)
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let album = "Album Artist/First Album"
+            group.addTask { try await folder.generate(.ogg, "\(album)/01 one.ogg", tags: tags("One", track: 1)) }
+            group.addTask { try await folder.generate(.opus, "\(album)/02 two.opus", tags: tags("Two", track: 2)) }
+            group.addTask {
+                try await folder.generate(
+                    .flac, "\(album)/CD2/01 three.flac", seconds: 2, tags: tags("Three", track: 1, disc: 2))
+            }
+            group.addTask { try await folder.generate(.mp3, "Other/mp3/four.mp3", tags: tags("Four", track: 4)) }
+            group.addTask { try await folder.generate(.wav, "Other/Untagged Tone.wav") }
+            group.addTask { try await folder.generatePicture("Album Artist/First Album/Cover.JPG") }
+            group.addTask { try await folder.generatePicture("Album Artist/First Album/folder.png") }
+            group.addTask { try await folder.generatePicture("Other/mp3/folder.png") }
+            group.addTask {
+                try await folder.generatePicture("Embedded/source.data")
+                let picture = try folder.read("Embedded/source.data")
+                try await folder.generateOggWithCover("Embedded/pictured.ogg", title: "Pictured", picture: picture)
+            }
+            try await group.waitForAll()
+        }
+        try folder.write("not music", to: "Other/notes.txt")
+
+        let library = try folder.open()
+        let progress = Mutex<[ScanProgress]>([])
+        let summary = try await library.scan { report in progress.withLock { $0.append(report) } }
+
+        #expect(summary.added == 6)
+        #expect(summary.read == 6)
+        #expect(summary.failures == [])
+        #expect(progress.withLock { $0.last } == ScanProgress(examined: 6, total: 6, currentPath: ""))
+        #expect(try library.trackCount == 6)
+
+        let tracks = try library.tracks()
+        // Ordered by album artist, album, disc, track: untagged and single files ("" artist) first.
+        #expect(
+            tracks.map(\.id) == [
+                "Embedded/pictured.ogg", "Other/Untagged Tone.wav",
+                "Album Artist/First Album/01 one.ogg", "Album Artist/First Album/02 two.opus",
+                "Other/mp3/four.mp3", "Album Artist/First Album/CD2/01 three.flac",
+            ])
+
+        let three = try #require(try library.track(id: "Album Artist/First Album/CD2/01 three.flac"))
+        #expect(three.title == "Three")
+        #expect(three.artists == ["Solo Artist"])
+        #expect(three.album == "First Album")
+        #expect(three.albumArtists == ["Album Artist"])
+        #expect(three.genres == ["Jazz"])
+        #expect(three.trackNumber == 1)
+        #expect(three.discNumber == 2)
+        #expect(three.releaseDate == "2021-01-01")
+        #expect(three.duration?.isClose(toSeconds: 2) == true)
+        #expect(three.mimeType == "audio/x-flac")
+        #expect(three.url == folder.url("Album Artist/First Album/CD2/01 three.flac"))
+        #expect(three.fileSize > 0)
+        // No picture in CD2 itself, and folder art is not inherited from the parent folder.
+        #expect(three.artwork == nil)
+
+        // The first folder has Cover.JPG and folder.png: "cover" wins, whatever its case.
+        let one = try #require(tracks.first { $0.title == "One" })
+        #expect(one.artwork == .file(folder.url("Album Artist/First Album/Cover.JPG")))
+        let coverBytes = try folder.read("Album Artist/First Album/Cover.JPG")
+        #expect(try library.artworkData(for: #require(one.artwork)).map { [UInt8]($0) } == coverBytes)
+
+        let four = try #require(tracks.first { $0.title == "Four" })
+        #expect(four.mimeType == "audio/mpeg")
+        #expect(four.trackNumber == 4)
+        #expect(four.artwork == .file(folder.url("Other/mp3/folder.png")))
+
+        let untagged = try #require(tracks.first { $0.id == "Other/Untagged Tone.wav" })
+        #expect(untagged.title == "Untagged Tone")
+        #expect(untagged.artists == [])
+        #expect(untagged.album == nil)
+        #expect(untagged.mimeType == "audio/x-wav")
+
+        let pictured = try #require(tracks.first { $0.title == "Pictured" })
+        guard case .embedded(let hash)? = pictured.artwork else {
+            Issue.record("no embedded artwork: \(String(describing: pictured.artwork))")
+            return
+        }
+        let picture = try folder.read("Embedded/source.data")
+        #expect(hash.count == 64)
+        #expect(try library.artworkData(for: .embedded(sha256: hash)).map { [UInt8]($0) } == picture)
+        #expect(try library.mediaItemArtwork(for: pictured) == .imageData(Data(picture)))
+
+        // Lookups by identifiers and by URL.
+        let asked = try library.tracks(ids: ["Other/mp3/four.mp3", "nope.ogg", "Embedded/pictured.ogg"])
+        #expect(asked.map(\.title) == ["Four", "Pictured"])
+        #expect(try library.track(at: folder.url("Other/../Other/mp3/four.mp3"))?.title == "Four")
+        #expect(try library.track(at: URL(filePath: "/elsewhere/four.mp3")) == nil)
+    }
+
+    @Test func nowPlayingInfoCarriesTheTrack() throws {
+        let track = Track(
+            id: "A/B/01 x.flac", url: URL(filePath: "/music/A/B/01 x.flac"), title: "X", artists: ["A"], album: "B",
+            albumArtists: ["AA"], genres: ["G"], composers: ["C"], trackNumber: 1, trackCount: 9, discNumber: 2,
+            discCount: 3, releaseDate: "2019-05-17", duration: .seconds(61), mimeType: "audio/x-flac",
+            artwork: .file(URL(filePath: "/music/A/B/cover.jpg")))
+        let info = track.nowPlayingInfo(artwork: .url(URL(filePath: "/music/A/B/cover.jpg")))
+        #expect(info.identifier == "A/B/01 x.flac")
+        #expect(info.title == "X")
+        #expect(info.artists == ["A"])
+        #expect(info.albumTitle == "B")
+        #expect(info.albumArtists == ["AA"])
+        #expect(info.genres == ["G"])
+        #expect(info.composers == ["C"])
+        #expect(info.playbackDuration == .seconds(61))
+        #expect(info.trackNumber == 1)
+        #expect(info.trackCount == 9)
+        #expect(info.discNumber == 2)
+        #expect(info.discCount == 3)
+        #expect(info.artwork == .url(URL(filePath: "/music/A/B/cover.jpg")))
+        #expect(info.assetURL == URL(filePath: "/music/A/B/01 x.flac"))
+        // 2019-05-17T00:00:00Z.
+        #expect(info.releaseDate == Date(timeIntervalSince1970: 1_558_051_200))
+
+        var yearOnly = track
+        yearOnly.releaseDate = "1969"
+        #expect(yearOnly.nowPlayingInfo(artwork: nil).releaseDate == Date(timeIntervalSince1970: -31_536_000))
+        yearOnly.releaseDate = "sometime"
+        #expect(yearOnly.nowPlayingInfo(artwork: nil).releaseDate == nil)
+    }
+
+    /// A corrupt file, a truncated file, an empty one and a dangling link are listed with their
+    /// reasons; the good file beside them is indexed.
+    @Test func listsFilesThatCannotBeReadAndGoesOn() async throws {
+        let folder = try LibraryFolder("failures")
+        defer { folder.remove() }
+        try await folder.generate(.ogg, "good.ogg", tags: TestMedia.Tags(title: "Good"))
+        try folder.write(junkBytes(count: 8192), to: "bad/junk.ogg")
+        try folder.write(Array(try folder.read("good.ogg").prefix(3000)), to: "bad/truncated.ogg")
+        try folder.write([], to: "bad/empty.mp3")
+        try folder.symlink("bad/gone.flac", pointingTo: folder.path("nowhere.flac"))
+        var unreadable = false
+        if geteuid() != 0 {
+            // Root reads anything, so only an ordinary user can test permissions.
+            try folder.write("secret", to: "bad/locked.wav")
+            chmod(folder.path("bad/locked.wav"), 0)
+            unreadable = true
+        }
+
+        let library = try folder.open()
+        let summary = try await library.scan()
+
+        #expect(summary.added == 1)
+        #expect(try library.tracks().map(\.title) == ["Good"])
+        let reasons = Dictionary(uniqueKeysWithValues: summary.failures.map { ($0.path, $0.reason) })
+        #expect(reasons["bad/junk.ogg"] == "not playable media: Could not determine type of stream.")
+        #expect(reasons["bad/truncated.ogg"]?.hasPrefix("not playable media: ") == true)
+        #expect(reasons["bad/empty.mp3"]?.hasPrefix("not playable media: ") == true)
+        #expect(reasons["bad/gone.flac"] == "cannot read: No such file or directory")
+        if unreadable { #expect(reasons["bad/locked.wav"] == "cannot read: Permission denied") }
+        #expect(summary.failures.count == (unreadable ? 5 : 4))
+        // Persisted with the index.
+        #expect(try library.failures() == summary.failures)
+        #expect(try folder.open().failures() == summary.failures)
+    }
+
+    @Test func aMissingRootIsAnErrorThatKeepsTheIndex() async throws {
+        let folder = try LibraryFolder("missing-root")
+        defer { folder.remove() }
+        try await folder.generate(.wav, "a.wav")
+        let library = try folder.open()
+        _ = try await library.scan()
+        #expect(try library.trackCount == 1)
+
+        rename(folder.root, folder.root + ".unmounted")
+        await #expect(throws: MusicLibraryError.self) { try await library.scan() }
+        #expect(try library.trackCount == 1)
+    }
+
+    /// A scan cancelled after its first file keeps what it committed, and the next scan finishes
+    /// the job.
+    @Test func aCancelledScanIsResumedByTheNext() async throws {
+        let folder = try LibraryFolder("cancel")
+        defer { folder.remove() }
+        // GStreamer takes 50 ms over each of these MP3s (no Xing header): slow enough to cancel.
+        try await folder.generate(.mp3, "source.mp3")
+        for index in 0..<40 { try folder.copy("source.mp3", to: "copies/\(index).mp3") }
+        folder.delete("source.mp3")
+        let library = try folder.open()
+
+        let firstFileRead = AsyncStream.makeStream(of: Void.self)
+        let scan = Task {
+            try await library.scan { progress in
+                if progress.examined > 0 { firstFileRead.continuation.yield() }
+            }
+        }
+        for await _ in firstFileRead.stream { break }
+        scan.cancel()
+        let cancelled = await scan.result
+        let kept = try library.trackCount
+        if case .success(let summary) = cancelled {
+            // The scan finished before it saw the cancellation.
+            #expect(summary.added == 40)
+        } else {
+            #expect(throws: CancellationError.self) { try cancelled.get() }
+            #expect(kept < 40)
+        }
+
+        let resumed = try await library.scan()
+        #expect(resumed.added == 40 - kept)
+        #expect(resumed.unchanged == kept)
+        #expect(try library.trackCount == 40)
+    }
+
+    @Test func oneScanAtATime() async throws {
+        let folder = try LibraryFolder("one-scan")
+        defer { folder.remove() }
+        for index in 0..<4 { try await folder.generate(.wav, "\(index).wav") }
+        let library = try folder.open()
+        async let first = outcome { try await library.scan() }
+        async let second = outcome { try await library.scan() }
+        let outcomes = [await first, await second]
+        let refused = outcomes.filter {
+            if case .failure(let error) = $0 { return error as? MusicLibraryError == .scanInProgress }
+            return false
+        }
+        // Either the scans overlapped and one was refused, or they ran one after the other.
+        let succeeded = outcomes.compactMap { try? $0.get() }
+        #expect(refused.count + succeeded.count == 2)
+        #expect(succeeded.map(\.added).reduce(0, +) == 4)
+    }
+}
+
+private func outcome<Success>(of body: @Sendable () async throws -> Success) async -> Result<Success, any Error> {
+    do { return .success(try await body()) } catch { return .failure(error) }
+}
