@@ -1,0 +1,126 @@
+import DBus
+import GStreamerPlayback
+import Logging
+import MPRIS
+import MediaRemote
+import MusicLibrary
+import ServiceLifecycle
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Which message bus the daemon serves on.
+enum BusKind: String, Sendable, CaseIterable {
+    /// The user's desktop session (`DBUS_SESSION_BUS_ADDRESS`).
+    case session
+    /// The system bus: a car computer or a shared music box, with `dbus/mpris-bridge.conf` installed.
+    case system
+}
+
+/// Everything `mpris-bridge` serves with, resolved from the command line and the environment.
+struct ServeSettings: Sendable {
+    var library: String
+    var libraryWasGiven: Bool
+    var playerName: String
+    var bus: BusKind
+    var audioSink: String
+    var stateDirectory: String
+    var cacheDirectory: String
+    var scansAtStart: Bool
+
+    var indexPath: String { cacheDirectory + "/index.sqlite" }
+}
+
+/// The daemon: the library, the player and its MPRIS face, from start to graceful shutdown.
+///
+/// Start-up order is chosen for speed: connect, publish the player and own
+/// the bus name first (clients can find it within milliseconds), then
+/// restore the saved queue, then rescan the library in a child process.
+/// GStreamer is loaded only when something plays.
+struct BridgeService: Service {
+    let settings: ServeSettings
+    let logger: Logger
+
+    struct BusLost: Error, CustomStringConvertible {
+        var description: String { "lost the connection to the message bus" }
+    }
+
+    func run() async throws {
+        let connection = try await settings.bus == .system ? Connection.system() : Connection.session()
+        defer { connection.close() }
+        let library = try MusicLibrary(root: settings.library, indexPath: settings.indexPath)
+        let items = QueueItems(library: library, coverDirectory: settings.cacheDirectory + "/covers")
+        let commands = RemoteCommandCenter()
+        let nowPlaying = NowPlayingInfoCenter()
+        let audioSink = settings.audioSink
+        let player = QueuePlayer(
+            commands: commands, nowPlaying: nowPlaying, logger: logger,
+            makeEngine: { try GStreamerEngine(audioSink: audioSink) },
+            resolve: { try items.resolve($0) })
+        await player.start()
+        let service = try MPRISService(
+            configuration: MPRISConfiguration(
+                playerName: settings.playerName, identity: "mpris-bridge",
+                // Quit from a remote is a graceful shutdown, like SIGTERM.
+                quit: { kill(getpid(), SIGTERM) },
+                artworkCacheDirectory: settings.cacheDirectory + "/artwork", hasTrackList: true),
+            commands: commands, nowPlaying: nowPlaying)
+        let name = try await service.publish(on: connection)
+        logger.info(
+            "serving \(settings.library) as \(name)",
+            metadata: ["try": "playerctl -p \(settings.playerName) play | pause | next | metadata | status"])
+
+        let store = StateStore(directory: settings.stateDirectory, logger: logger)
+        if let snapshot = store.load() {
+            await player.restore(snapshot, items: items.items(for: snapshot.addedOrder))
+            let count = await player.items.count
+            logger.info("restored a queue of \(count) entries")
+        }
+        await player.observeChanges { store.save($0) }
+        if await player.items.isEmpty { await fillQueue(player, from: library, items: items) }
+        let queued = await player.items.count
+        logger.info("ready: \(queued) entries queued")
+        let scan = Task {
+            guard settings.scansAtStart else { return }
+            do {
+                try await ScanProcess(arguments: scanArguments).run()
+                if await player.items.isEmpty { await fillQueue(player, from: library, items: items) }
+            } catch is CancellationError {
+            } catch {
+                logger.error("\(error)")
+            }
+        }
+        defer { scan.cancel() }
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await gracefulShutdown() }
+            group.addTask {
+                for await event in connection.events() where event == .disconnected { break }
+                throw BusLost()
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+        logger.info("shutting down")
+        await store.close(with: await player.snapshot)
+        await player.shutDown()
+        await service.unpublish()
+    }
+
+    private var scanArguments: [String] {
+        ["scan", "--library", settings.library, "--cache-dir", settings.cacheDirectory, "--quiet"]
+    }
+
+    /// A first start (or an emptied queue): queue the whole library, stopped at its first track.
+    private func fillQueue(_ player: QueuePlayer, from library: MusicLibrary, items: QueueItems) async {
+        guard let tracks = try? library.tracks(), !tracks.isEmpty else { return }
+        await player.replaceQueue(with: tracks.map(items.item(for:)), play: false)
+        logger.info("queued the library's \(tracks.count) tracks")
+    }
+}

@@ -1,0 +1,184 @@
+import ArgumentParser
+import Logging
+import MusicLibrary
+import ServiceLifecycle
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@main
+struct MPRISBridgeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mpris-bridge",
+        abstract: "Plays a music folder and serves it to media keys, playerctl, desktops and head units over MPRIS.",
+        subcommands: [Serve.self, Scan.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// Options every subcommand shares: which library, and where its index lives.
+struct LibraryOptions: ParsableArguments {
+    @Option(help: "The music folder (default: the XDG music directory, usually ~/Music).")
+    var library: String?
+
+    @Option(help: "Where the index and artwork are cached (default: $XDG_CACHE_HOME/mpris-bridge).")
+    var cacheDir: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
+
+    func libraryPath(_ paths: Paths) -> String { absolute(library ?? paths.musicDirectory) }
+    func cachePath(_ paths: Paths) -> String { absolute(cacheDir ?? paths.cacheDirectory) }
+
+    func makeLogger() -> Logger {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: "mpris-bridge")
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension BusKind: ExpressibleByArgument {}
+
+/// A path made absolute against the working directory, so the child scanner and the index agree.
+func absolute(_ path: String) -> String {
+    if path.hasPrefix("/") { return path }
+    return FileManager.default.currentDirectoryPath + "/" + path
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the library as an MPRIS player (the default).")
+
+    @OptionGroup var libraryOptions: LibraryOptions
+
+    @Option(help: "The player's name: the bus name is org.mpris.MediaPlayer2.<name>.")
+    var name = "mprisbridge"
+
+    @Option(help: "The message bus: session or system.")
+    var bus: BusKind = .session
+
+    @Option(help: "The audio output, as a gst-launch description (tests use \"fakesink sync=true\").")
+    var audioSink = "autoaudiosink"
+
+    @Option(help: "Where the queue and position are saved (default: $XDG_STATE_HOME/mpris-bridge).")
+    var stateDir: String?
+
+    @Flag(help: "Do not rescan the library at start (use the index as it is).")
+    var noScan = false
+
+    func validate() throws {
+        let valid = !name.isEmpty && name.first.map { !$0.isNumber } == true
+            && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+        guard valid else {
+            throw ValidationError("--name must be letters, digits, _ or -, not starting with a digit: \"\(name)\"")
+        }
+        if let library = libraryOptions.library, !isDirectory(absolute(library)) {
+            throw ValidationError("--library \(library): no such folder")
+        }
+    }
+
+    func run() async throws {
+        let paths = Paths()
+        let logger = libraryOptions.makeLogger()
+        let library = libraryOptions.libraryPath(paths)
+        if !isDirectory(library) {
+            logger.warning("no music folder at \(library): serving an empty library (pass --library DIR)")
+        }
+        let settings = ServeSettings(
+            library: library, libraryWasGiven: libraryOptions.library != nil, playerName: name, bus: bus,
+            audioSink: audioSink, stateDirectory: absolute(stateDir ?? paths.stateDirectory),
+            cacheDirectory: libraryOptions.cachePath(paths), scansAtStart: !noScan && isDirectory(library))
+        let group = ServiceGroup(
+            services: [BridgeService(settings: settings, logger: logger)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        do {
+            try await group.run()
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode.failure
+        }
+    }
+}
+
+struct Scan: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Index the library (only what changed since the last scan) and print a summary.")
+
+    @OptionGroup var libraryOptions: LibraryOptions
+
+    @Flag(help: "Print only failures and errors.")
+    var quiet = false
+
+    func validate() throws {
+        if let library = libraryOptions.library, !isDirectory(absolute(library)) {
+            throw ValidationError("--library \(library): no such folder")
+        }
+    }
+
+    func run() async throws {
+        let paths = Paths()
+        let root = libraryOptions.libraryPath(paths)
+        guard isDirectory(root) else { throw ValidationError("no music folder at \(root); pass --library DIR") }
+        let cache = libraryOptions.cachePath(paths)
+        try makeDirectory(cache)
+        let library = try MusicLibrary(root: root, indexPath: cache + "/index.sqlite")
+        let progress = quiet ? nil : ProgressLine()
+        var report: (@Sendable (ScanProgress) -> Void)?
+        if let progress { report = { progress.show($0) } }
+        let summary = try await library.scan(progress: report)
+        progress?.finish()
+        for failure in summary.failures { printError("cannot index \(failure.path): \(failure.reason)") }
+        guard !quiet else { return }
+        let milliseconds = Int(summary.duration / .milliseconds(1))
+        let seconds = "\(milliseconds / 1000).\(String(milliseconds % 1000 + 1000).dropFirst())"
+        var rate = ""
+        if summary.read > 0, milliseconds > 0 { rate = ", \(summary.read * 1000 / milliseconds) files/s" }
+        print(
+            "\(root): \(try library.trackCount) tracks, \(summary.playlists) playlists. Scan took \(seconds) s"
+                + " (\(summary.read) files read\(rate)): \(summary.added) added, \(summary.updated) updated,"
+                + " \(summary.removed) removed, \(summary.unchanged) unchanged, \(summary.failures.count) failed")
+    }
+}
+
+/// Scan progress on one terminal line, redrawn at most ten times a second;
+/// nothing when stderr is not a terminal.
+final class ProgressLine: Sendable {
+    private let isTerminal = isatty(2) == 1
+    private let lastDrawn = Mutex<ContinuousClock.Instant?>(nil)
+
+    func show(_ progress: ScanProgress) {
+        guard isTerminal else { return }
+        let now = ContinuousClock.now
+        let due = lastDrawn.withLock { last in
+            guard last.map({ now - $0 >= .milliseconds(100) }) ?? true || progress.examined == progress.total
+            else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        let width = 60
+        let path = progress.currentPath.count > width ? "…" + progress.currentPath.suffix(width - 1) : progress.currentPath
+        printError("\r\u{1B}[K[\(progress.examined)/\(progress.total)] \(path)", terminator: "")
+    }
+
+    func finish() {
+        if isTerminal { printError("\r\u{1B}[K", terminator: "") }
+    }
+}
+
+/// Writes `text` to stderr, unbuffered, so progress and errors interleave correctly with the log.
+func printError(_ text: String, terminator: String = "\n") {
+    let line = text + terminator
+    _ = line.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
+}

@@ -1,0 +1,70 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where the daemon finds music and keeps its files, after the XDG base
+/// directory and user-dirs specifications.
+struct Paths {
+    var environment: [String: String]
+
+    init(environment: [String: String] = Paths.processEnvironment()) {
+        self.environment = environment
+    }
+
+    var home: String { environment["HOME"] ?? "/" }
+
+    /// `$XDG_MUSIC_DIR` from `user-dirs.dirs`, else `~/Music`.
+    var musicDirectory: String {
+        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
+        if let text = try? String(contentsOfFile: configHome + "/user-dirs.dirs", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("XDG_MUSIC_DIR=") })
+        {
+            var value = String(line.dropFirst("XDG_MUSIC_DIR=".count).filter { $0 != "\r" })
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+            value = value.replacing("$HOME", with: home)
+            // The spec says "$HOME/" on its own means the user disabled the folder.
+            if value.hasPrefix("/"), value != home, value != home + "/" { return value }
+        }
+        return home + "/Music"
+    }
+
+    /// `$XDG_STATE_HOME/mpris-bridge`: the saved queue and position.
+    var stateDirectory: String {
+        (environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/state") + "/mpris-bridge"
+    }
+
+    /// `$XDG_CACHE_HOME/mpris-bridge`: the index and artwork, which can be rebuilt.
+    var cacheDirectory: String {
+        (environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.cache") + "/mpris-bridge"
+    }
+
+    static func processEnvironment() -> [String: String] {
+        var values: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "=") {
+                values[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return values
+    }
+}
+
+/// Makes `path` and its parents (mode 0700: these are one user's files).
+func makeDirectory(_ path: String) throws {
+    try FileManager.default.createDirectory(
+        atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+}
+
+/// Whether `path` is an existing directory.
+func isDirectory(_ path: String) -> Bool {
+    var status = stat()
+    return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+}

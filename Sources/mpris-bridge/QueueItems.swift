@@ -1,0 +1,123 @@
+import GStreamerPlayback
+import MediaRemote
+import MusicLibrary
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Turns library tracks, playlist streams and URLs that remotes open into
+/// queue entries, and keeps embedded cover art as files remotes can load.
+final class QueueItems: Sendable {
+    let library: MusicLibrary
+    /// Where embedded covers are written, one file per image, named by its SHA-256.
+    let coverDirectory: String
+    private let exportedCovers = Mutex<[String: URL]>([:])
+
+    init(library: MusicLibrary, coverDirectory: String) {
+        self.library = library
+        self.coverDirectory = coverDirectory
+    }
+
+    /// The entry for a library track; its identifier is the track's path in the library.
+    func item(for track: Track) -> QueueItem {
+        QueueItem(identifier: track.id, url: track.url, info: track.nowPlayingInfo(artwork: artwork(track.artwork)))
+    }
+
+    /// The entry for a stream: live, with no length, titled `title` or after its address.
+    func streamItem(_ url: URL, title: String? = nil) -> QueueItem {
+        let name = title ?? url.host().map { $0 + url.path() } ?? url.absoluteString
+        return QueueItem(
+            identifier: url.absoluteString, url: url, info: NowPlayingInfo(title: name, assetURL: url, isLiveStream: true))
+    }
+
+    /// The entries a saved queue names, in its order: library tracks by identifier
+    /// (then by file), streams by URL. Entries that no longer exist are left out.
+    func items(for entries: [PlayerSnapshot.Entry]) -> [QueueItem] {
+        let tracks = (try? library.tracks(ids: entries.flatMap { [$0.identifier, $0.identifier.savedTrackID] })) ?? []
+        let byID = Dictionary(tracks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return entries.compactMap { entry in
+            if let track = byID[entry.identifier] ?? byID[entry.identifier.savedTrackID] {
+                var item = item(for: track)
+                item.identifier = entry.identifier
+                item.info.identifier = entry.identifier
+                return item
+            }
+            if entry.url.isFileURL {
+                guard let track = try? library.track(at: entry.url) else { return nil }
+                return item(for: track)
+            }
+            var item = streamItem(entry.url)
+            item.identifier = entry.identifier
+            item.info.identifier = entry.identifier
+            return item
+        }
+    }
+
+    /// What a remote's "open" or "add track" plays: a library track, another
+    /// readable audio file, or an http(s) stream. Throws for anything else.
+    func resolve(_ url: URL) throws -> QueueItem {
+        switch url.scheme?.lowercased() {
+        case "file":
+            if let track = try library.track(at: url) { return item(for: track) }
+            let path = url.path(percentEncoded: false)
+            guard FileManager.default.isReadableFile(atPath: path) else { throw OpenError.unreadable(path) }
+            let name = url.deletingPathExtension().lastPathComponent
+            return QueueItem(identifier: url.absoluteString, url: url, info: NowPlayingInfo(title: name, assetURL: url))
+        case "http", "https":
+            return streamItem(url)
+        default:
+            throw OpenError.unsupportedScheme(url.absoluteString)
+        }
+    }
+
+    enum OpenError: Error, CustomStringConvertible {
+        case unreadable(String)
+        case unsupportedScheme(String)
+        var description: String {
+            switch self {
+            case .unreadable(let path): "no readable file at \(path)"
+            case .unsupportedScheme(let url): "cannot open \(url): only file, http and https URLs are played"
+            }
+        }
+    }
+
+    private func artwork(_ artwork: TrackArtwork?) -> MediaItemArtwork? {
+        switch artwork {
+        case .file(let url): .url(url)
+        case .embedded(let sha256): coverFile(sha256: sha256).map { .url($0) }
+        case nil: nil
+        }
+    }
+
+    /// The file of an embedded cover, written on first use.
+    private func coverFile(sha256: String) -> URL? {
+        if let url = exportedCovers.withLock({ $0[sha256] }) { return url }
+        let path = coverDirectory + "/" + sha256
+        let url = URL(fileURLWithPath: path)
+        if !FileManager.default.fileExists(atPath: path) {
+            guard let data = try? library.artworkData(for: .embedded(sha256: sha256)) else { return nil }
+            do {
+                try makeDirectory(coverDirectory)
+                try data.write(to: url, options: .atomic)
+            } catch {
+                return nil
+            }
+        }
+        exportedCovers.withLock { $0[sha256] = url }
+        return url
+    }
+}
+
+extension String {
+    /// A saved entry's track id: a duplicate entry's `#2` suffix removed.
+    fileprivate var savedTrackID: String {
+        guard let hash = lastIndex(of: "#"), self[index(after: hash)...].allSatisfy(\.isNumber),
+            index(after: hash) != endIndex
+        else { return self }
+        return String(self[..<hash])
+    }
+}

@@ -1,2 +1,0 @@
-// The daemon. Filled in by issue 4.
-print("mpris-bridge")

@@ -1,0 +1,160 @@
+import DBusTestSupport
+import Foundation
+import Glibc
+import Testing
+
+let repositoryRoot: String = {
+    var path = #filePath
+    for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
+    return path
+}()
+
+/// The daemon as built for the tests.
+let daemonExecutable = buildProductsFolder + "/mpris-bridge"
+
+func pythonScript(_ name: String) -> String { repositoryRoot + "/Tests/MPRISBridgeTests/Python/" + name }
+
+/// One track of a generated library.
+struct LibraryTrack: Sendable {
+    var path: String
+    var format: TestMedia.Format
+    var seconds: Double
+    var title: String
+    var album = "Generated"
+    var trackNumber: Int
+
+    /// Where the track is in the library, percent-encoded as in `xesam:url`.
+    func url(in library: String) -> String { URL(fileURLWithPath: library + "/" + path).absoluteString }
+}
+
+/// A folder of generated, tagged audio files; removed by ``remove()``.
+struct GeneratedLibrary: Sendable {
+    let folder: TemporaryDirectory
+    let tracks: [LibraryTrack]
+    var path: String { folder.path + "/music" }
+
+    /// Three tracks by default, each `seconds` long, in different formats and
+    /// nested folders, numbered in play order.
+    static func make(seconds: Double = 2, formats: [TestMedia.Format] = [.ogg, .flac, .mp3]) async throws
+        -> GeneratedLibrary
+    {
+        let folder = try TemporaryDirectory(prefix: "bridge")
+        let tracks = formats.enumerated().map { index, format in
+            LibraryTrack(
+                path: "Artist/Generated/\(String(format: "%02d", index + 1)) Tone \(index + 1).\(format.fileExtension)",
+                format: format, seconds: seconds, title: "Tone \(index + 1)", trackNumber: index + 1)
+        }
+        let library = GeneratedLibrary(folder: folder, tracks: tracks)
+        try FileManager.default.createDirectory(
+            atPath: library.path + "/Artist/Generated", withIntermediateDirectories: true)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, track) in tracks.enumerated() {
+                group.addTask {
+                    try await TestMedia.generate(
+                        track.format, seconds: track.seconds, frequency: 220 * (index + 1),
+                        tags: TestMedia.Tags(
+                            title: track.title, artist: "Artist", album: track.album, albumArtist: "Artist",
+                            trackNumber: track.trackNumber),
+                        at: library.path + "/" + track.path)
+                }
+            }
+            try await group.waitForAll()
+        }
+        return library
+    }
+
+    func remove() { folder.remove() }
+}
+
+/// A running `mpris-bridge` on a private bus, with its own cache and state folders.
+struct DaemonFixture: Sendable {
+    static let playerName = "mprisbridge"
+    static let busName = "org.mpris.MediaPlayer2.mprisbridge"
+
+    let bus: PrivateBus
+    let library: GeneratedLibrary
+    let process: ChildProcess
+
+    var cacheDirectory: String { library.folder.path + "/cache" }
+    var stateDirectory: String { library.folder.path + "/state" }
+
+    /// Runs `mpris-bridge scan` on `library` and returns its output.
+    static func scan(_ library: GeneratedLibrary) async throws -> ProcessOutput {
+        try await ChildProcess.run(
+            daemonExecutable, ["scan", "--library", library.path, "--cache-dir", library.folder.path + "/cache"])
+    }
+
+    /// Starts the daemon on `bus` and returns once it is ready (its queue restored or filled).
+    static func start(on bus: PrivateBus, library: GeneratedLibrary, arguments: [String] = []) async throws
+        -> DaemonFixture
+    {
+        let folder = library.folder.path
+        // The log goes to stdout so the test can wait for its lines.
+        let process = try bus.spawn(
+            "/bin/sh",
+            [
+                "-c", "exec \"$0\" \"$@\" 2>&1", daemonExecutable, "--library", library.path, "--cache-dir",
+                folder + "/cache", "--state-dir", folder + "/state", "--audio-sink", "fakesink sync=true",
+            ] + arguments)
+        let fixture = DaemonFixture(bus: bus, library: library, process: process)
+        _ = try await process.waitForLine(timeout: .seconds(20)) { $0.contains("ready:") }
+        return fixture
+    }
+
+    /// Runs a fresh library through `body` with a daemon serving it, then stops both.
+    static func with(
+        library: GeneratedLibrary? = nil, arguments: [String] = [],
+        _ body: (DaemonFixture) async throws -> Void
+    ) async throws {
+        let library = if let library { library } else { try await GeneratedLibrary.make() }
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            let scan = try await scan(library)
+            #expect(scan.succeeded, "\(scan)")
+            let daemon = try await start(on: bus, library: library, arguments: arguments)
+            do {
+                try await body(daemon)
+            } catch {
+                daemon.process.kill()
+                throw error
+            }
+            try await daemon.stop()
+        }
+    }
+
+    /// Stops the daemon with SIGTERM, as systemd does, and expects a clean exit.
+    func stop() async throws {
+        kill(process.pid, SIGTERM)
+        let status = try await process.waitForExit(timeout: .seconds(10))
+        #expect(status == 0, "mpris-bridge exited with \(status): \(process.capturedStdout)")
+    }
+
+    func playerctl(_ arguments: String...) async throws -> String {
+        let output = try await bus.run("playerctl", ["--player=\(Self.playerName)"] + arguments)
+        guard output.succeeded else { throw ChildProcessError.nonZeroExit(output) }
+        return output.stdout.trimmingSuffix()
+    }
+
+    /// Runs Python/bridge_client.py with `operations`; one output line per operation.
+    func client(_ operations: String...) async throws -> [String] {
+        let output = try await bus.run(
+            PrivateBus.systemPython, [pythonScript("bridge_client.py"), Self.busName] + operations)
+        guard output.succeeded else { throw ChildProcessError.nonZeroExit(output) }
+        return output.stdout.split(separator: "\n").map(String.init)
+    }
+
+    /// Starts Python/bridge_client.py's watcher, which prints player and track-list signals, once subscribed.
+    func watch() async throws -> ChildProcess {
+        let watcher = try bus.spawn(PrivateBus.systemPython, ["-u", pythonScript("bridge_client.py"), Self.busName, "watch"])
+        _ = try await watcher.waitForLine { $0 == "READY" }
+        return watcher
+    }
+}
+
+extension String {
+    func trimmingSuffix() -> String {
+        var text = self
+        while text.last == "\n" || text.last == " " { text.removeLast() }
+        return text
+    }
+}
