@@ -86,13 +86,31 @@ public protocol PlaybackEngine: AnyObject, Sendable {
     ///
     /// `provider` is called on a GStreamer streaming thread, synchronously, when the current
     /// item is about to finish (about a second before its end for a local file, or while a short
-    /// file prerolls). It returns the URL to play next, or nil to end with
+    /// file prerolls). It returns the URL to play after the current item — the last one
+    /// announced by ``PlaybackEvent/streamStarted(_:)`` — or nil to end with
     /// ``PlaybackEvent/endOfStream``. It must be quick and must not call the engine.
-    /// It may be called more than once for the same item — after a seek or a rate change near
-    /// the end, the prepared hand-over is dropped and the provider asked again — so it returns
-    /// the same answer until ``PlaybackEvent/streamStarted(_:)`` announces that URL.
-    /// Changing the provider does not undo a hand-over already prepared.
+    ///
+    /// It may be called more than once for the same item (after a seek or a rate change near
+    /// the end, the prepared hand-over is dropped and the provider asked again), so it returns
+    /// the same answer until the next item is announced. Because it cannot say which item it
+    /// answers for, it is not asked while a handed-over item has not started yet: an item
+    /// shorter than what the engine reads ahead (a second or two) then ends with
+    /// ``PlaybackEvent/endOfStream`` instead of handing over. ``setSuccessorProvider(_:)`` has
+    /// no such limit. Setting one provider replaces the other; changing the provider does not
+    /// undo a hand-over already prepared.
     func setNextItemProvider(_ provider: (@Sendable () -> URL?)?)
+
+    /// Sets what plays after each item without a gap, told which item it answers for; nil
+    /// (the default) ends after the current item.
+    ///
+    /// `provider(item)` returns the URL to play after `item`, or nil to end after it. It is
+    /// called on a GStreamer streaming thread, synchronously, when `item` is about to finish —
+    /// possibly before `item` itself was announced, for short items — and again for the same
+    /// `item` after a seek near its end. It must be quick and must not call the engine.
+    /// A file URL that does not exist is not handed over: the current item plays to its end,
+    /// then ``PlaybackEvent/error(_:)`` reports the missing file. Setting one provider replaces
+    /// the other.
+    func setSuccessorProvider(_ provider: (@Sendable (_ item: URL) -> URL?)?)
 }
 
 /// Something that happened in a ``PlaybackEngine``.
@@ -116,7 +134,9 @@ public enum PlaybackEvent: Sendable, Equatable {
     /// (``PlaybackEngine/seek(to:)`` and ``PlaybackEngine/load(_:)`` work).
     case endOfStream
     /// Playback of `error.url` failed and no call was waiting to throw it; the engine has
-    /// stopped and nothing is loaded. A handed-over item that fails reports its own URL.
+    /// stopped and nothing is loaded. A handed-over item that fails reports its own URL: a
+    /// missing file when the current item has ended, an unplayable one as soon as it is
+    /// prepared (which stops the current item about a second early).
     case error(PlaybackError)
 }
 
