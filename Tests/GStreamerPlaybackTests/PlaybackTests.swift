@@ -298,3 +298,37 @@ import Testing
         #expect(engine.position == nil)
     }
 }
+
+@Suite struct TagTests {
+    @Test func tagsOfTheLoadedItemAreReported() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let tags = TestMedia.Tags(title: "A Title", artist: "Ann, Bob", album: "An Album", genre: "Jazz")
+        let (engine, log) = try makeEngine()
+        try await engine.load(try await media.make("tagged", .flac, seconds: 1, tags: tags))
+        try await log.first {
+            $0 == .tagsChanged(StreamTags(title: "A Title", artist: "Ann, Bob", album: "An Album", genre: "Jazz"))
+        }
+    }
+
+    @Test func aChainedOggStreamChangesTitleMidStream() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let first = try await media.make("first", .ogg, seconds: 1, tags: TestMedia.Tags(title: "First"))
+        let second = try await media.make("second", .ogg, seconds: 1, tags: TestMedia.Tags(title: "Second"))
+        let chained = media.url("chained.ogg")
+        try (try Data(contentsOf: first) + Data(contentsOf: second)).write(to: chained)
+        let (engine, log) = try makeEngine()
+        try await engine.load(chained)
+        try await engine.play()
+        let playing = try await log.first { $0 == .stateChanged(.playing) }
+        let changed = try await log.first {
+            if case .tagsChanged(let tags) = $0 { tags.title == "Second" } else { false }
+        }
+        // The title changes when the second chain plays, a second in.
+        #expect(abs((changed.entry.time - playing.entry.time).seconds - 1) < 0.2)
+        try await log.first { $0.isEndOfStream }
+        // One item: the new chain is not a new stream for the consumer.
+        #expect(log.events.filter { if case .streamStarted = $0 { true } else { false } } == [.streamStarted(chained)])
+    }
+}
