@@ -204,9 +204,11 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
 
     /// Starts the bus thread, which calls `onMessage` for each message in bus order, and hooks
     /// `about-to-finish`: `nextURI` is called on a streaming thread when the current item is
-    /// about to end, and the URI it returns (if any) is played next without a gap. Call once.
+    /// about to end, with the ``flushCount`` at that moment, and the URI it returns (if any) is
+    /// played next without a gap. Call once.
     func start(
-        onMessage: @escaping @Sendable (BusMessage) -> Void, nextURI: @escaping @Sendable () -> String?
+        onMessage: @escaping @Sendable (BusMessage) -> Void,
+        nextURI: @escaping @Sendable (_ flushCount: Int) -> String?
     ) {
         started.withLock { started in
             precondition(started == nil, "Playbin.start called twice")
@@ -218,7 +220,7 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
                 return nil
             }, context)
             precondition(result == 0, "cannot start the GStreamer bus thread: error \(result)")
-            let relay = Unmanaged.passRetained(HandoverRelay(nextURI: nextURI)).toOpaque()
+            let relay = Unmanaged.passRetained(HandoverRelay(nextURI: nextURI, flushes: flushes)).toOpaque()
             let handlerID = cgst_connect_about_to_finish(element, aboutToFinish, relay, releaseRelay)
             started = Started(loop: loop, thread: thread, handlerID: handlerID)
         }
@@ -482,8 +484,13 @@ private final class BusLoop: @unchecked Sendable {  // the pointers are immutabl
 
 /// What the `about-to-finish` handler calls; retained by the signal connection.
 private final class HandoverRelay: Sendable {
-    let nextURI: @Sendable () -> String?
-    init(nextURI: @escaping @Sendable () -> String?) { self.nextURI = nextURI }
+    let nextURI: @Sendable (Int) -> String?
+    let flushes: FlushCounter
+
+    init(nextURI: @escaping @Sendable (Int) -> String?, flushes: FlushCounter) {
+        self.nextURI = nextURI
+        self.flushes = flushes
+    }
 }
 
 /// Runs on a streaming thread. Setting `uri` inside the signal is what makes playbin prepare the
@@ -492,7 +499,7 @@ private let aboutToFinish: @convention(c) (UnsafeMutablePointer<GstElement>?, gp
     playbin, data in
     guard let playbin, let data else { return }
     let relay = Unmanaged<HandoverRelay>.fromOpaque(data).takeUnretainedValue()
-    if let uri = relay.nextURI() { cgst_set_string(playbin, "uri", uri) }
+    if let uri = relay.nextURI(relay.flushes.count.load(ordering: .acquiring)) { cgst_set_string(playbin, "uri", uri) }
 }
 
 private let releaseRelay: GClosureNotify = { data, _ in

@@ -7,9 +7,10 @@ import Synchronization
 
 /// The GStreamer implementation of ``PlaybackEngine``, on `playbin` (playbin2).
 ///
-/// playbin rather than playbin3: on GStreamer 1.22 both hand over gaplessly, but playbin posts
-/// STREAM_START for the next item exactly when its first buffer reaches the sink, while
-/// playbin3 posted it up to 70 ms early (measured), and playbin3 is still marked experimental.
+/// playbin rather than playbin3: on GStreamer 1.22 both hand over gaplessly in a quick trial,
+/// but playbin3 is still marked experimental there, and everything below (one uridecodebin per
+/// item, what a seek does once the next item is prepared, when STREAM_START is posted) was
+/// verified on playbin.
 ///
 /// How it works, in short:
 /// - One bus thread reads every message, blocked without a timeout (a paused engine makes no
@@ -32,8 +33,10 @@ public final class GStreamerEngine: PlaybackEngine {
     /// Everything the calls and the bus thread share. GStreamer state changes are made while
     /// holding it; no GStreamer streaming thread ever takes it (they only take `handover`).
     private let control = Mutex(Control())
-    /// What the `about-to-finish` handler uses, on a streaming thread.
-    private let handover = Mutex(Handover())
+    /// What the `about-to-finish` handler uses, on a streaming thread. An object of its own:
+    /// the handler must not hold the engine, whose release would then stop the pipeline from
+    /// a streaming thread.
+    private let handover = HandoverState()
 
     /// How long a seek may take before the engine assumes playbin lost it and reloads the item.
     private static let seekTimeout: Duration = .seconds(5)
@@ -50,9 +53,10 @@ public final class GStreamerEngine: PlaybackEngine {
     public init(audioSink: String = "autoaudiosink") throws(PlaybackError) {
         playbin = try Playbin(audioSink: audioSink)
         (events, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self)
+        let handover = self.handover
         playbin.start(
             onMessage: { [weak self] message in self?.handle(message) },
-            nextURI: { [weak self] in self?.nextURIForHandover() })
+            nextURI: { flushCount in handover.nextURI(flushCount: flushCount) })
     }
 
     deinit {
@@ -419,46 +423,6 @@ public final class GStreamerEngine: PlaybackEngine {
         return waiter
     }
 
-    // MARK: - about-to-finish (a GStreamer streaming thread)
-
-    private func nextURIForHandover() -> String? {
-        let flushCount = playbin.flushCount
-        return handover.withLock { handover in
-            if let awaited = handover.flushAwaited {
-                guard flushCount > awaited else {
-                    // Drained before the seek's flush: the seek restarts the data, which drains again.
-                    handover.missedDrain = true
-                    return nil
-                }
-                handover.flushAwaited = nil
-            }
-            // The item about to finish: a short item prepared as next can finish reading before
-            // it starts playing.
-            guard let finishing = handover.pending.last ?? handover.current else { return nil }
-            let next: URL?
-            switch handover.provider {
-            case .next(let provider):
-                // It answers for the item its consumer knows as current: not for one that has
-                // not started yet. That item then ends with endOfStream.
-                next = handover.pending.isEmpty ? provider() : nil
-            case .successor(let provider):
-                next = provider(finishing)
-            case nil:
-                next = nil
-            }
-            guard let next else { return nil }
-            // A missing file would fail as soon as it is prepared, cutting the current item
-            // short: refuse it here, and report it when the current item has ended.
-            if next.isFileURL && !FileManager.default.isReadableFile(atPath: next.path) {
-                let reason = FileManager.default.fileExists(atPath: next.path) ? "Cannot read the file" : "No such file"
-                handover.refused = PlaybackError(kind: .notFound, url: next, message: "Resource not found: \(reason)")
-                return nil
-            }
-            handover.pending.append(next)
-            return next.absoluteString
-        }
-    }
-
     // MARK: - The bus thread
 
     private func handle(_ message: BusMessage) {
@@ -659,7 +623,56 @@ private struct Control: Sendable {
     var waiters: [Waiter] = []
 }
 
-/// What the `about-to-finish` handler shares, under `GStreamerEngine.handover`.
+/// The hand-over state, shared by the engine and the `about-to-finish` handler.
+private final class HandoverState: Sendable {
+    private let state = Mutex(Handover())
+
+    func withLock<Result: Sendable>(_ body: (inout Handover) -> Result) -> Result {
+        state.withLock { body(&$0) }
+    }
+
+    /// The URI to hand over now, if any. On a GStreamer streaming thread, at `about-to-finish`;
+    /// `flushCount` is the output's FLUSH_STOP count at that moment.
+    func nextURI(flushCount: Int) -> String? {
+        withLock { handover in
+            if let awaited = handover.flushAwaited {
+                guard flushCount > awaited else {
+                    // Drained before the seek's flush: the seek restarts the data, which drains again.
+                    handover.missedDrain = true
+                    return nil
+                }
+                handover.flushAwaited = nil
+            }
+            // The item about to finish: a short item prepared as next can finish reading before
+            // it starts playing.
+            guard let finishing = handover.pending.last ?? handover.current else { return nil }
+            let next: URL?
+            switch handover.provider {
+            case .next(let provider):
+                // It answers for the item its consumer knows as current: not for one that has
+                // not started yet. That item then ends with endOfStream.
+                next = handover.pending.isEmpty ? provider() : nil
+            case .successor(let provider):
+                next = provider(finishing)
+            case nil:
+                next = nil
+            }
+            guard let next else { return nil }
+            // A missing file would fail as soon as it is prepared, cutting the current item
+            // short: refuse it here, and report it when the current item has ended.
+            if next.isFileURL && !FileManager.default.isReadableFile(atPath: next.path) {
+                let reason = FileManager.default.fileExists(atPath: next.path) ? "Cannot read the file" : "No such file"
+                handover.refused = PlaybackError(
+                    kind: .notFound, url: next, message: "Resource not found: \(reason) \"\(next.path)\"")
+                return nil
+            }
+            handover.pending.append(next)
+            return next.absoluteString
+        }
+    }
+}
+
+/// What the engine and the `about-to-finish` handler share, under `HandoverState`.
 private struct Handover: Sendable {
     enum Provider: Sendable {
         case next(@Sendable () -> URL?)
