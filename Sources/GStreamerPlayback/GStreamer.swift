@@ -144,17 +144,18 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     init(audioSink description: String) throws(PlaybackError) {
         try GStreamerLibrary.initialize()
         var parseError: UnsafeMutablePointer<GError>?
-        let sink = gst_parse_bin_from_description(description, 1, &parseError)
+        let parsed = gst_parse_bin_from_description(description, 1, &parseError)
+        // Owned here until playbin takes its own reference.
+        if let parsed { _ = gst_object_ref_sink(gpointer(parsed)) }
+        defer { if let parsed { gst_object_unref(gpointer(parsed)) } }
+        // A description can parse with a recoverable error (an unknown property): refused too.
         if let reason = takeMessage(parseError) {
-            if let sink { gst_object_unref(gpointer(sink)) }
             throw PlaybackError(
                 kind: .invalidArgument, url: nil, message: "Invalid audio sink \"\(description)\": \(reason)")
         }
-        guard let sink else {
+        guard let sink = parsed else {
             throw PlaybackError(kind: .invalidArgument, url: nil, message: "Invalid audio sink \"\(description)\"")
         }
-        _ = gst_object_ref_sink(gpointer(sink))
-        defer { gst_object_unref(gpointer(sink)) }
         guard let input = gst_element_get_static_pad(sink, "sink") else {
             throw PlaybackError(
                 kind: .invalidArgument, url: nil, message: "Invalid audio sink \"\(description)\": it takes no input")

@@ -220,7 +220,7 @@ public final class GStreamerEngine: PlaybackEngine {
     }
 
     /// Loads `url` into a fresh pipeline run and waits until it is prerolled (paused), then
-    /// seeks to `position` and applies the rate if either asks for it.
+    /// seeks to `position` if given. The rate applies from the first segment (Playbin.rate).
     private func preroll(
         _ url: URL, announcing: Bool, at position: Duration?, epoch: Int
     ) async throws(PlaybackError) {

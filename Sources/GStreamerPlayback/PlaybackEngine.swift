@@ -20,8 +20,12 @@
 ///   arguments (``PlaybackError/Kind/invalidArgument``) and calls that do not apply
 ///   (``PlaybackError/Kind/notLoaded``, ``PlaybackError/Kind/notSeekable``) change nothing.
 ///   A playback failure stops the engine; it is thrown by the call that was waiting for it, or,
-///   when no call was waiting, emitted as ``PlaybackEvent/error(_:)`` — never both.
-/// - **Events** arrive on ``events`` in the order things happened in the pipeline.
+///   when no call was waiting, emitted as ``PlaybackEvent/error(_:)`` — never both. The
+///   failure of an item handed over by the provider is always emitted (a call waiting then
+///   throws ``PlaybackError/Kind/other``, "stopped because the next item failed").
+/// - **Cancellation.** Calls do not react to task cancellation; ``stop()`` interrupts them.
+/// - **Events** arrive on ``events`` in the order things happened in the pipeline; a call that
+///   waited for something returns after the events of it were emitted.
 public protocol PlaybackEngine: AnyObject, Sendable {
     /// What happens in the engine, in order, for one consumer. Never finishes while the engine
     /// lives; finishes when it is released.
@@ -41,8 +45,9 @@ public protocol PlaybackEngine: AnyObject, Sendable {
 
     /// Starts or resumes playback of what is loaded; returns once PLAYING is reached (for a
     /// network stream, that may wait until enough is buffered). After ``stop()``, plays the
-    /// item that was current again from its start. Throws ``PlaybackError/Kind/notLoaded`` if
-    /// nothing is loaded.
+    /// item that was current again from its start; at the end of an item (after
+    /// ``PlaybackEvent/endOfStream``) it changes nothing. Throws
+    /// ``PlaybackError/Kind/notLoaded`` if nothing is loaded.
     func play() async throws(PlaybackError)
 
     /// Pauses; returns once PAUSED is reached. After ``stop()``, prerolls the item that was
