@@ -411,10 +411,14 @@ public final class GStreamerEngine: PlaybackEngine {
         playbin.rate = rate
     }
 
-    /// Sets the current item, which the `about-to-finish` handler sees as well.
-    private func setCurrent(_ url: URL?, _ control: inout Control) {
+    /// Sets the current item, which the `about-to-finish` handler sees as well; `handedOver`
+    /// when a hand-over just started it (its announcement is being emitted).
+    private func setCurrent(_ url: URL?, _ control: inout Control, handedOver: Bool = false) {
         control.current = url
-        handover.withLock { $0.current = url }
+        handover.withLock { handover in
+            handover.current = url
+            handover.announced = handedOver ? .now : nil
+        }
     }
 
     private func register(_ condition: Waiter.Condition, in control: inout Control) -> Waiter {
@@ -508,7 +512,7 @@ public final class GStreamerEngine: PlaybackEngine {
         // A later stream start in the same run is a gapless hand-over, or a new chain of the
         // same stream (chained Ogg), which has no URL waiting.
         guard let next = handover.withLock({ $0.pending.isEmpty ? nil : $0.pending.removeFirst() }) else { return }
-        setCurrent(next, &control)
+        setCurrent(next, &control, handedOver: true)
         control.tags = StreamTags()
         continuation.yield(.streamStarted(next))
         let duration = playbin.duration
@@ -626,6 +630,9 @@ private struct Control: Sendable {
 /// The hand-over state, shared by the engine and the `about-to-finish` handler.
 private final class HandoverState: Sendable {
     private let state = Mutex(Handover())
+    /// How long after announcing a handed-over item the no-argument provider is sure to have
+    /// seen it (a consumer handles an event in well under a millisecond).
+    static let announcementDelay: Duration = .milliseconds(500)
 
     func withLock<Result: Sendable>(_ body: (inout Handover) -> Result) -> Result {
         state.withLock { body(&$0) }
@@ -650,8 +657,11 @@ private final class HandoverState: Sendable {
             switch handover.provider {
             case .next(let provider):
                 // It answers for the item its consumer knows as current: not for one that has
-                // not started yet. That item then ends with endOfStream.
-                next = handover.pending.isEmpty ? provider() : nil
+                // not started yet, nor for one announced so recently that the consumer may not
+                // have seen it (a short item drains as it starts). Such an item ends with
+                // endOfStream instead.
+                let announcedLongAgo = handover.announced.map { .now - $0 >= Self.announcementDelay } ?? true
+                next = handover.pending.isEmpty && announcedLongAgo ? provider() : nil
             case .successor(let provider):
                 next = provider(finishing)
             case nil:
@@ -682,6 +692,8 @@ private struct Handover: Sendable {
     var provider: Provider?
     /// The current item (as in `Control`).
     var current: URL?
+    /// When the current item was announced, if it started by a hand-over (nil after a load).
+    var announced: ContinuousClock.Instant?
     /// A next item refused at `about-to-finish` (a missing file): reported when the current one ends.
     var refused: PlaybackError?
     /// URLs given to playbin at `about-to-finish` whose STREAM_START has not come yet, in order.

