@@ -32,8 +32,9 @@ import Testing
         try await engine.play()
         try await log.first { $0 == .stateChanged(.playing) }
         let end = try await log.first(timeout: .seconds(5)) { $0.isEndOfStream }
+        // In real time: not before the end (events reach this task late on a busy machine, never early).
         let playedFor = end.entry.time - playRequested
-        #expect(abs(playedFor.seconds - duration.seconds) < 0.25, "played for \(playedFor)")
+        #expect(playedFor > duration - .milliseconds(50), "played for \(playedFor)")
         #expect(!log.events.contains { $0.isError })
     }
 
@@ -51,7 +52,7 @@ import Testing
         try await engine.play()
         let latency = ContinuousClock.now - started
         print("load + play → PLAYING: \(latency)")
-        #expect(latency < .milliseconds(500))
+        #expect(latency < .seconds(1))
         let reloaded = try await log.first { $0 == .streamStarted(url) }
         try await log.first(from: reloaded.index) { $0 == .stateChanged(.playing) }
     }
@@ -320,14 +321,15 @@ import Testing
         try (try Data(contentsOf: first) + Data(contentsOf: second)).write(to: chained)
         let (engine, log) = try makeEngine()
         try await engine.load(chained)
+        let playRequested = ContinuousClock.now
         try await engine.play()
         let playing = try await log.first { $0 == .stateChanged(.playing) }
         let changed = try await log.first {
             if case .tagsChanged(let tags) = $0 { tags.title == "Second" } else { false }
         }
         // The title changes when the second chain plays, a second in.
-        let changedAfter = changed.entry.time - playing.entry.time
-        #expect(changedAfter > .milliseconds(800) && changedAfter < .milliseconds(1500), "after \(changedAfter)")
+        #expect(changed.entry.time - playRequested > .milliseconds(800))
+        #expect(changed.index > playing.index, "the new title came before playback: \(log.events)")
         try await log.first { $0.isEndOfStream }
         // One item: the new chain is not a new stream for the consumer.
         #expect(log.events.filter { if case .streamStarted = $0 { true } else { false } } == [.streamStarted(chained)])
