@@ -67,6 +67,41 @@ static inline gulong cgst_connect_about_to_finish(
     return g_signal_connect_data(playbin, "about-to-finish", G_CALLBACK(callback), data, destroy, (GConnectFlags)0);
 }
 
+/// Whether a pad probe saw a FLUSH_STOP event (the end of a flushing seek's flush).
+static inline gboolean cgst_probe_is_flush_stop(GstPadProbeInfo *info) {
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    return event != NULL && GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP;
+}
+
+/// If the event in `info` is a TIME segment whose rate is not `rate`, replaces it with the same
+/// segment at `rate` (what a seek at that rate would have produced).
+static inline void cgst_probe_set_segment_rate(GstPadProbeInfo *info, gdouble rate) {
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    if (event == NULL || GST_EVENT_TYPE(event) != GST_EVENT_SEGMENT) return;
+    const GstSegment *segment = NULL;
+    gst_event_parse_segment(event, &segment);
+    if (segment == NULL || segment->format != GST_FORMAT_TIME || segment->rate == rate) return;
+    GstSegment changed;
+    gst_segment_copy_into(segment, &changed);
+    changed.rate = rate;
+    GstEvent *replacement = gst_event_new_segment(&changed);
+    gst_event_set_seqnum(replacement, gst_event_get_seqnum(event));
+    gst_event_unref(event);
+    GST_PAD_PROBE_INFO_DATA(info) = replacement;
+}
+
+/// g_signal_connect_data without flags (the original's macro wrapper is not importable).
+static inline gulong cgst_connect(
+    gpointer instance, const gchar *signal, GCallback callback, gpointer data, GClosureNotify destroy) {
+    return g_signal_connect_data(instance, signal, callback, data, destroy, (GConnectFlags)0);
+}
+
+/// The name of the factory that made `element` ("uridecodebin"), or NULL.
+static inline const gchar *cgst_factory_name(GstElement *element) {
+    GstElementFactory *factory = gst_element_get_factory(element);
+    return factory != NULL ? gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory)) : NULL;
+}
+
 /// The application message the engine posts on its own bus to mark a point in the message order.
 #define CGST_MARKER_NAME "mpris-bridge-marker"
 

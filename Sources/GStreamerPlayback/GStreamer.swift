@@ -125,6 +125,8 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     private let bus: UnsafeMutablePointer<GstBus>
     private let started = Mutex<Started?>(nil)
     private let isShutDown = Atomic<Bool>(false)
+    private let flushes = FlushCounter()
+    private let segmentRate = SegmentRate()
 
     private struct Started {
         var loop: BusLoop
@@ -142,21 +144,27 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     init(audioSink description: String) throws(PlaybackError) {
         try GStreamerLibrary.initialize()
         var parseError: UnsafeMutablePointer<GError>?
-        let sink = gst_parse_bin_from_description(description, 1, &parseError)
+        let parsed = gst_parse_bin_from_description(description, 1, &parseError)
+        // Owned here until playbin takes its own reference.
+        if let parsed { _ = gst_object_ref_sink(gpointer(parsed)) }
+        defer { if let parsed { gst_object_unref(gpointer(parsed)) } }
+        // A description can parse with a recoverable error (an unknown property): refused too.
         if let reason = takeMessage(parseError) {
-            if let sink { gst_object_unref(gpointer(sink)) }
             throw PlaybackError(
                 kind: .invalidArgument, url: nil, message: "Invalid audio sink \"\(description)\": \(reason)")
         }
-        guard let sink else {
+        guard let sink = parsed else {
             throw PlaybackError(kind: .invalidArgument, url: nil, message: "Invalid audio sink \"\(description)\"")
         }
-        _ = gst_object_ref_sink(gpointer(sink))
-        defer { gst_object_unref(gpointer(sink)) }
         guard let input = gst_element_get_static_pad(sink, "sink") else {
             throw PlaybackError(
                 kind: .invalidArgument, url: nil, message: "Invalid audio sink \"\(description)\": it takes no input")
         }
+        // Every flushing seek's FLUSH_STOP passes the output's input pad synchronously, before
+        // the data that follows the seek: the engine orders `about-to-finish` against it.
+        _ = gst_pad_add_probe(
+            input, GST_PAD_PROBE_TYPE_EVENT_FLUSH, countFlushStop, Unmanaged.passRetained(flushes).toOpaque(),
+            releaseFlushCounter)
         gst_object_unref(gpointer(input))
 
         guard let element = gst_element_factory_make("playbin", nil) else {
@@ -165,9 +173,17 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         }
         _ = gst_object_ref_sink(gpointer(element))
         cgst_set_object(element, "audio-sink", sink)
+        // scaletempo keeps the pitch at other rates (plugins-good; without it the pitch changes).
         if let tempo = gst_element_factory_make("scaletempo", nil) {
             cgst_set_object(element, "audio-filter", tempo)
         }
+        // Every new stream (a load, a gapless hand-over) starts with a segment at rate 1. A
+        // probe on each decoded output of each item gives it the engine's rate, as a seek would
+        // have, before playsink's stream synchronizer (which keeps the running time continuous
+        // across a hand-over, computed from the rate) and scaletempo see it.
+        _ = cgst_connect(
+            gpointer(element), "element-added", unsafeBitCast(elementAdded, to: GCallback.self),
+            Unmanaged.passRetained(segmentRate).toOpaque(), releaseSegmentRateClosure)
         // GstPlayFlags (playbin's private header): audio and software volume only. Keeps
         // buffering and download flags as they are.
         let video: guint = 0x1, audio: guint = 0x2, text: guint = 0x4, visualisation: guint = 0x8
@@ -189,9 +205,11 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
 
     /// Starts the bus thread, which calls `onMessage` for each message in bus order, and hooks
     /// `about-to-finish`: `nextURI` is called on a streaming thread when the current item is
-    /// about to end, and the URI it returns (if any) is played next without a gap. Call once.
+    /// about to end, with the ``flushCount`` at that moment, and the URI it returns (if any) is
+    /// played next without a gap. Call once.
     func start(
-        onMessage: @escaping @Sendable (BusMessage) -> Void, nextURI: @escaping @Sendable () -> String?
+        onMessage: @escaping @Sendable (BusMessage) -> Void,
+        nextURI: @escaping @Sendable (_ flushCount: Int) -> String?
     ) {
         started.withLock { started in
             precondition(started == nil, "Playbin.start called twice")
@@ -203,7 +221,7 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
                 return nil
             }, context)
             precondition(result == 0, "cannot start the GStreamer bus thread: error \(result)")
-            let relay = Unmanaged.passRetained(HandoverRelay(nextURI: nextURI)).toOpaque()
+            let relay = Unmanaged.passRetained(HandoverRelay(nextURI: nextURI, flushes: flushes)).toOpaque()
             let handlerID = cgst_connect_about_to_finish(element, aboutToFinish, relay, releaseRelay)
             started = Started(loop: loop, thread: thread, handlerID: handlerID)
         }
@@ -227,6 +245,17 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     /// The kernel thread id of the bus thread, once it runs (for tests that watch it).
     var busThreadID: Int32? {
         started.withLock { $0?.loop.threadID.load(ordering: .acquiring) }.flatMap { $0 == 0 ? nil : $0 }
+    }
+
+    /// How many FLUSH_STOP events reached the audio output so far: it grows when a flushing
+    /// seek has flushed, before any data from the new position flows. Any thread.
+    var flushCount: Int { flushes.count.load(ordering: .acquiring) }
+
+    /// The rate every new segment is given (see the probe in `init`); a flushing seek at the
+    /// same rate is still needed to change the rate of what plays. Any thread.
+    var rate: Double {
+        get { Double(bitPattern: segmentRate.bits.load(ordering: .acquiring)) }
+        set { segmentRate.bits.store(newValue.bitPattern, ordering: .releasing) }
     }
 
     // MARK: Controls
@@ -456,8 +485,13 @@ private final class BusLoop: @unchecked Sendable {  // the pointers are immutabl
 
 /// What the `about-to-finish` handler calls; retained by the signal connection.
 private final class HandoverRelay: Sendable {
-    let nextURI: @Sendable () -> String?
-    init(nextURI: @escaping @Sendable () -> String?) { self.nextURI = nextURI }
+    let nextURI: @Sendable (Int) -> String?
+    let flushes: FlushCounter
+
+    init(nextURI: @escaping @Sendable (Int) -> String?, flushes: FlushCounter) {
+        self.nextURI = nextURI
+        self.flushes = flushes
+    }
 }
 
 /// Runs on a streaming thread. Setting `uri` inside the signal is what makes playbin prepare the
@@ -466,12 +500,75 @@ private let aboutToFinish: @convention(c) (UnsafeMutablePointer<GstElement>?, gp
     playbin, data in
     guard let playbin, let data else { return }
     let relay = Unmanaged<HandoverRelay>.fromOpaque(data).takeUnretainedValue()
-    if let uri = relay.nextURI() { cgst_set_string(playbin, "uri", uri) }
+    if let uri = relay.nextURI(relay.flushes.count.load(ordering: .acquiring)) { cgst_set_string(playbin, "uri", uri) }
 }
 
 private let releaseRelay: GClosureNotify = { data, _ in
     guard let data else { return }
     Unmanaged<HandoverRelay>.fromOpaque(data).release()
+}
+
+// MARK: - Segment rate probe
+
+private final class SegmentRate: Sendable {
+    let bits = Atomic<UInt64>(1.0.bitPattern)
+}
+
+/// playbin added a child: each item's uridecodebin gets the segment rate probe on its outputs.
+private let elementAdded: @convention(c) (
+    UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstElement>?, gpointer?
+) -> Void = { _, element, data in
+    guard let element, let data, let name = cgst_factory_name(element),
+        String(cString: name) == "uridecodebin"
+    else { return }
+    _ = cgst_connect(
+        gpointer(element), "pad-added", unsafeBitCast(padAdded, to: GCallback.self),
+        Unmanaged<SegmentRate>.fromOpaque(data).retain().toOpaque(), releaseSegmentRateClosure)
+}
+
+private let padAdded: @convention(c) (
+    UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstPad>?, gpointer?
+) -> Void = { _, pad, data in
+    guard let pad, let data else { return }
+    _ = gst_pad_add_probe(
+        pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, applySegmentRate,
+        Unmanaged<SegmentRate>.fromOpaque(data).retain().toOpaque(), releaseSegmentRate)
+}
+
+private let releaseSegmentRateClosure: GClosureNotify = { data, _ in
+    guard let data else { return }
+    Unmanaged<SegmentRate>.fromOpaque(data).release()
+}
+
+private let applySegmentRate: GstPadProbeCallback = { _, info, data in
+    if let info, let data {
+        let rate = Double(bitPattern: Unmanaged<SegmentRate>.fromOpaque(data).takeUnretainedValue().bits.load(ordering: .acquiring))
+        cgst_probe_set_segment_rate(info, rate)
+    }
+    return GST_PAD_PROBE_OK
+}
+
+private let releaseSegmentRate: GDestroyNotify = { data in
+    guard let data else { return }
+    Unmanaged<SegmentRate>.fromOpaque(data).release()
+}
+
+// MARK: - Flush probe
+
+private final class FlushCounter: Sendable {
+    let count = Atomic<Int>(0)
+}
+
+private let countFlushStop: GstPadProbeCallback = { _, info, data in
+    if let info, let data, cgst_probe_is_flush_stop(info) != 0 {
+        Unmanaged<FlushCounter>.fromOpaque(data).takeUnretainedValue().count.add(1, ordering: .releasing)
+    }
+    return GST_PAD_PROBE_OK
+}
+
+private let releaseFlushCounter: GDestroyNotify = { data in
+    guard let data else { return }
+    Unmanaged<FlushCounter>.fromOpaque(data).release()
 }
 
 // MARK: - Helpers

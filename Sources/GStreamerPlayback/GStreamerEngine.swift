@@ -7,9 +7,10 @@ import Synchronization
 
 /// The GStreamer implementation of ``PlaybackEngine``, on `playbin` (playbin2).
 ///
-/// playbin rather than playbin3: on GStreamer 1.22 both hand over gaplessly, but playbin posts
-/// STREAM_START for the next item exactly when its first buffer reaches the sink, while
-/// playbin3 posted it up to 70 ms early (measured), and playbin3 is still marked experimental.
+/// playbin rather than playbin3: on GStreamer 1.22 both hand over gaplessly in a quick trial,
+/// but playbin3 is still marked experimental there, and everything below (one uridecodebin per
+/// item, what a seek does once the next item is prepared, when STREAM_START is posted) was
+/// verified on playbin.
 ///
 /// How it works, in short:
 /// - One bus thread reads every message, blocked without a timeout (a paused engine makes no
@@ -32,8 +33,10 @@ public final class GStreamerEngine: PlaybackEngine {
     /// Everything the calls and the bus thread share. GStreamer state changes are made while
     /// holding it; no GStreamer streaming thread ever takes it (they only take `handover`).
     private let control = Mutex(Control())
-    /// What the `about-to-finish` handler uses, on a streaming thread.
-    private let handover = Mutex(Handover())
+    /// What the `about-to-finish` handler uses, on a streaming thread. An object of its own:
+    /// the handler must not hold the engine, whose release would then stop the pipeline from
+    /// a streaming thread.
+    private let handover = HandoverState()
 
     /// How long a seek may take before the engine assumes playbin lost it and reloads the item.
     private static let seekTimeout: Duration = .seconds(5)
@@ -50,9 +53,10 @@ public final class GStreamerEngine: PlaybackEngine {
     public init(audioSink: String = "autoaudiosink") throws(PlaybackError) {
         playbin = try Playbin(audioSink: audioSink)
         (events, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self)
+        let handover = self.handover
         playbin.start(
             onMessage: { [weak self] message in self?.handle(message) },
-            nextURI: { [weak self] in self?.nextURIForHandover() })
+            nextURI: { flushCount in handover.nextURI(flushCount: flushCount) })
     }
 
     deinit {
@@ -140,7 +144,7 @@ public final class GStreamerEngine: PlaybackEngine {
         try await perform(superseding: false) { epoch throws(PlaybackError) in
             let applies = try withControl(epoch) { control throws(PlaybackError) in
                 guard control.isActive, control.rate != rate else {
-                    control.rate = rate
+                    setRate(rate, &control)
                     return false
                 }
                 return true
@@ -181,7 +185,11 @@ public final class GStreamerEngine: PlaybackEngine {
     public var currentURL: URL? { control.withLock { $0.current } }
 
     public func setNextItemProvider(_ provider: (@Sendable () -> URL?)?) {
-        handover.withLock { $0.provider = provider }
+        handover.withLock { $0.provider = provider.map(Handover.Provider.next) }
+    }
+
+    public func setSuccessorProvider(_ provider: (@Sendable (_ item: URL) -> URL?)?) {
+        handover.withLock { $0.provider = provider.map(Handover.Provider.successor) }
     }
 
     // MARK: - Commands
@@ -212,13 +220,13 @@ public final class GStreamerEngine: PlaybackEngine {
     }
 
     /// Loads `url` into a fresh pipeline run and waits until it is prerolled (paused), then
-    /// seeks to `position` and applies the rate if either asks for it.
+    /// seeks to `position` if given. The rate applies from the first segment (Playbin.rate).
     private func preroll(
         _ url: URL, announcing: Bool, at position: Duration?, epoch: Int
     ) async throws(PlaybackError) {
         let (waiter, rate) = try withControl(epoch) { control throws(PlaybackError) in
             teardown(&control)
-            control.current = url
+            setCurrent(url, &control)
             control.isActive = true
             control.target = .paused
             if announcing {
@@ -226,9 +234,9 @@ public final class GStreamerEngine: PlaybackEngine {
                 control.tags = StreamTags()
                 control.mustReportDuration = true
             }
-            if (position ?? .zero) > .zero || control.rate != 1 {
-                // A hand-over prepared before the seek below would make playbin lose it.
-                handover.withLock { $0.isSuspended = true }
+            if (position ?? .zero) > .zero {
+                // A hand-over prepared before the seek below would make playbin lose the seek.
+                awaitFlush()
             }
             playbin.setURI(url.absoluteString)
             let waiter = register(.prerolled, in: &control)
@@ -239,15 +247,10 @@ public final class GStreamerEngine: PlaybackEngine {
             }
             return (waiter, control.rate)
         }
-        do {
-            try await wait(for: waiter, url: url)
-        } catch {
-            handover.withLock { $0.isSuspended = false }
-            throw error
-        }
-        let seekPosition = position ?? .zero
-        if seekPosition > .zero || rate != 1 {
-            try await seekCurrent(to: seekPosition, rate: rate, epoch: epoch, reloadingIfLost: false)
+        try await wait(for: waiter, url: url)
+        // The stream starts at the engine's rate already (see Playbin.rate).
+        if let position, position > .zero {
+            try await seekCurrent(to: position, rate: rate, epoch: epoch, reloadingIfLost: false)
         }
     }
 
@@ -284,37 +287,46 @@ public final class GStreamerEngine: PlaybackEngine {
             case wait(Waiter)
             case reload(URL, EngineState)
         }
+        // A flushing seek while playing passes through PAUSED: not a change worth reporting.
+        try withControl(epoch) { control throws(PlaybackError) in control.quietSeeks += 1 }
+        defer { control.withLock { $0.quietSeeks -= 1 } }
         let plan = try withControl(epoch) { control throws(PlaybackError) -> Plan in
             guard control.isActive, let current = control.current else { throw Self.notLoaded }
-            let prepared = handover.withLock { handover in
-                handover.isSuspended = true
-                return !handover.pending.isEmpty
-            }
-            if prepared && reloadingIfLost {
-                control.rate = rate
-                return .reload(current, control.target)
-            }
-            guard playbin.isSeekable else {
-                handover.withLock { $0.isSuspended = false }
+            guard handover.withLock({ !$0.pending.isEmpty }) || playbin.isSeekable else {
                 throw PlaybackError(kind: .notSeekable, url: current, message: "This stream cannot seek")
             }
+            // Checked and armed under one lock: a hand-over is either prepared already (then
+            // reload) or waits for this seek's flush.
+            let prepared = handover.withLock { handover in
+                if !handover.pending.isEmpty { return true }
+                handover.flushAwaited = playbin.flushCount
+                handover.missedDrain = false
+                return false
+            }
+            if prepared {
+                guard reloadingIfLost else {
+                    throw PlaybackError(kind: .other, url: current, message: "The next item was prepared during the seek")
+                }
+                setRate(rate, &control)
+                return .reload(current, control.target)
+            }
             let waiter = register(.prerolled, in: &control)
+            playbin.rate = rate
             let accepted = playbin.seek(to: position, rate: rate)
-            // From here on, a drained source has drained after the seek: hand-overs are safe again.
             let missed = handover.withLock { handover in
-                handover.isSuspended = false
-                defer { handover.missedWhileSuspended = false }
-                return handover.missedWhileSuspended || !handover.pending.isEmpty
+                if !accepted { handover.flushAwaited = nil }
+                return handover.missedDrain
             }
             guard accepted else {
                 control.waiters.removeAll { $0 === waiter }
+                playbin.rate = control.rate
                 if missed && reloadingIfLost {
-                    control.rate = rate
+                    setRate(rate, &control)
                     return .reload(current, control.target)
                 }
                 throw PlaybackError(kind: .notSeekable, url: current, message: "The stream refused to seek")
             }
-            control.rate = rate
+            setRate(rate, &control)
             return .wait(waiter)
         }
         switch plan {
@@ -341,25 +353,10 @@ public final class GStreamerEngine: PlaybackEngine {
     private func reload(
         _ url: URL, at position: Duration, restoring state: EngineState, epoch: Int
     ) async throws(PlaybackError) {
-        try withControl(epoch) { control throws(PlaybackError) in control.isReloading = true }
-        defer { control.withLock { $0.isReloading = false } }
+        try withControl(epoch) { control throws(PlaybackError) in control.quietSeeks += 1 }
+        defer { control.withLock { $0.quietSeeks -= 1 } }
         try await preroll(url, announcing: false, at: position, epoch: epoch)
         if state == .playing { try await start(.playing, epoch: epoch) }
-    }
-
-    /// Applies the rate to an item that started by a gapless hand-over (its stream starts at
-    /// rate 1).
-    private func reapplyRate(to url: URL, generation: Int, epoch: Int) async {
-        try? await perform(superseding: false) { _ throws(PlaybackError) in
-            let rate = try withControl(epoch) { control throws(PlaybackError) -> Double? in
-                guard control.generation == generation, control.current == url, control.isActive,
-                    control.rate != 1
-                else { return nil }
-                return control.rate
-            }
-            guard let rate else { return }
-            try await seekCurrent(to: playbin.position ?? .zero, rate: rate, epoch: epoch, reloadingIfLost: true)
-        }
     }
 
     /// Waits for `waiter`; a state change that failed at once gets a bounded wait for its ERROR.
@@ -372,10 +369,7 @@ public final class GStreamerEngine: PlaybackEngine {
             let error = PlaybackError(kind: .other, url: url, message: "GStreamer could not start the pipeline")
             control.withLock { control in
                 control.waiters.removeAll { $0 === waiter }
-                teardown(&control)
-                control.isActive = false
-                control.current = nil
-                control.target = .stopped
+                stopAfterFailure(&control)
             }
             throw error
         }
@@ -387,8 +381,9 @@ public final class GStreamerEngine: PlaybackEngine {
         playbin.setState(.null)
         handover.withLock { handover in
             handover.pending.removeAll()
-            handover.isSuspended = false
-            handover.missedWhileSuspended = false
+            handover.flushAwaited = nil
+            handover.missedDrain = false
+            handover.refused = nil
         }
         playbin.postMarker(control.generation)
         control.bufferingPercent = 100
@@ -400,24 +395,36 @@ public final class GStreamerEngine: PlaybackEngine {
         for waiter in abandoned { waiter.finish(.failed(Self.interrupted(control.current))) }
     }
 
+    /// Makes `about-to-finish` hand nothing over until a flushing seek issued after this call
+    /// has flushed: playbin cannot seek an item once it prepared the next one. A drain after
+    /// the flush belongs to the data after the seek, and hands over as usual.
+    private func awaitFlush() {
+        handover.withLock { handover in
+            handover.flushAwaited = playbin.flushCount
+            handover.missedDrain = false
+        }
+    }
+
+    /// Sets the rate of what plays next (a seek applies it to what plays now).
+    private func setRate(_ rate: Double, _ control: inout Control) {
+        control.rate = rate
+        playbin.rate = rate
+    }
+
+    /// Sets the current item, which the `about-to-finish` handler sees as well; `handedOver`
+    /// when a hand-over just started it (its announcement is being emitted).
+    private func setCurrent(_ url: URL?, _ control: inout Control, handedOver: Bool = false) {
+        control.current = url
+        handover.withLock { handover in
+            handover.current = url
+            handover.announced = handedOver ? .now : nil
+        }
+    }
+
     private func register(_ condition: Waiter.Condition, in control: inout Control) -> Waiter {
         let waiter = Waiter(condition)
         control.waiters.append(waiter)
         return waiter
-    }
-
-    // MARK: - about-to-finish (a GStreamer streaming thread)
-
-    private func nextURIForHandover() -> String? {
-        handover.withLock { handover in
-            if handover.isSuspended {
-                handover.missedWhileSuspended = true
-                return nil
-            }
-            guard let provider = handover.provider, let next = provider() else { return nil }
-            handover.pending.append(next)
-            return next.absoluteString
-        }
     }
 
     // MARK: - The bus thread
@@ -438,7 +445,7 @@ public final class GStreamerEngine: PlaybackEngine {
                 break
             case .stateChanged(_, let new, _):
                 // Events before waiters: a call returns after the events of what it waited for.
-                if !control.isReloading && control.isActive {
+                if control.quietSeeks == 0 && control.isActive {
                     if new == .playing { report(.playing, &control) }
                     if new == .paused { report(.paused, &control) }
                 }
@@ -454,7 +461,12 @@ public final class GStreamerEngine: PlaybackEngine {
             case .streamStarted:
                 streamStarted(&control)
             case .endOfStream:
-                continuation.yield(.endOfStream)
+                if let refused = handover.withLock({ $0.refused }) {
+                    stopAfterFailure(&control)
+                    continuation.yield(.error(refused))
+                } else {
+                    continuation.yield(.endOfStream)
+                }
             case .error(let failure):
                 failed(failure, &control)
             case .tags(let tags):
@@ -466,8 +478,12 @@ public final class GStreamerEngine: PlaybackEngine {
             case .buffering(let percent):
                 buffering(percent, &control)
             case .durationChanged:
-                // A next item being prepared posts these before it plays; its STREAM_START reports it.
-                guard handover.withLock({ $0.pending.isEmpty }) else { return }
+                // Parsers post these while prerolling, before the item is announced (ASYNC_DONE
+                // reports it then), and a next item being prepared posts them before it plays
+                // (its STREAM_START reports it).
+                guard control.streamStarts > 0, !control.mustReportDuration,
+                    handover.withLock({ $0.pending.isEmpty })
+                else { return }
                 let duration = playbin.duration
                 if duration != control.reportedDuration {
                     control.reportedDuration = duration
@@ -496,31 +512,39 @@ public final class GStreamerEngine: PlaybackEngine {
         // A later stream start in the same run is a gapless hand-over, or a new chain of the
         // same stream (chained Ogg), which has no URL waiting.
         guard let next = handover.withLock({ $0.pending.isEmpty ? nil : $0.pending.removeFirst() }) else { return }
-        control.current = next
+        setCurrent(next, &control, handedOver: true)
         control.tags = StreamTags()
         continuation.yield(.streamStarted(next))
         let duration = playbin.duration
         control.reportedDuration = duration
         continuation.yield(.durationChanged(duration))
-        if control.rate != 1 {
-            let (generation, epoch) = (control.generation, control.epoch)
-            Task { [weak self] in await self?.reapplyRate(to: next, generation: generation, epoch: epoch) }
-        }
     }
 
     private func failed(_ failure: PipelineError, _ control: inout Control) {
-        let error = PlaybackError(failure, url: url(of: failure, in: control))
+        let url = url(of: failure, in: control)
+        let error = PlaybackError(failure, url: url)
+        // An item prepared for a gapless hand-over fails while the current one still plays:
+        // that is not the failure of a call about the current item.
+        let isNextItem = url != nil && url != control.current && handover.withLock { $0.pending.contains(url!) }
         let waiting = control.waiters
+        let current = control.current
         control.waiters.removeAll()
-        teardown(&control)
-        control.isActive = false
-        control.current = nil
-        control.target = .stopped
-        if waiting.isEmpty {
+        stopAfterFailure(&control)
+        if waiting.isEmpty || isNextItem {
+            let stopped = PlaybackError(
+                kind: .other, url: current, message: "Stopped because the next item failed: \(error)")
+            for waiter in waiting { waiter.finish(.failed(stopped)) }
             continuation.yield(.error(error))
         } else {
             for waiter in waiting { waiter.finish(.failed(error)) }
         }
+    }
+
+    private func stopAfterFailure(_ control: inout Control) {
+        teardown(&control)
+        control.isActive = false
+        setCurrent(nil, &control)
+        control.target = .stopped
     }
 
     /// The URL the caller gave for the URI GStreamer names (which may escape differently).
@@ -593,8 +617,8 @@ private struct Control: Sendable {
     /// The URL to announce at the first STREAM_START of this generation (after a load).
     var announcement: URL?
     var streamStarts = 0
-    /// A seek is being done by reloading: the state changes it makes are not reported.
-    var isReloading = false
+    /// Seeks (and reloads) in progress: the state changes they pass through are not reported.
+    var quietSeeks = 0
     var reportedState: EngineState = .stopped
     var reportedDuration: Duration?
     var mustReportDuration = false
@@ -603,14 +627,82 @@ private struct Control: Sendable {
     var waiters: [Waiter] = []
 }
 
-/// What the `about-to-finish` handler shares, under `GStreamerEngine.handover`.
+/// The hand-over state, shared by the engine and the `about-to-finish` handler.
+private final class HandoverState: Sendable {
+    private let state = Mutex(Handover())
+    /// How long after announcing a handed-over item the no-argument provider is sure to have
+    /// seen it (a consumer handles an event in well under a millisecond).
+    static let announcementDelay: Duration = .milliseconds(500)
+
+    func withLock<Result: Sendable>(_ body: (inout Handover) -> Result) -> Result {
+        state.withLock { body(&$0) }
+    }
+
+    /// The URI to hand over now, if any. On a GStreamer streaming thread, at `about-to-finish`;
+    /// `flushCount` is the output's FLUSH_STOP count at that moment.
+    func nextURI(flushCount: Int) -> String? {
+        withLock { handover in
+            if let awaited = handover.flushAwaited {
+                guard flushCount > awaited else {
+                    // Drained before the seek's flush: the seek restarts the data, which drains again.
+                    handover.missedDrain = true
+                    return nil
+                }
+                handover.flushAwaited = nil
+            }
+            // The item about to finish: a short item prepared as next can finish reading before
+            // it starts playing.
+            guard let finishing = handover.pending.last ?? handover.current else { return nil }
+            let next: URL?
+            switch handover.provider {
+            case .next(let provider):
+                // It answers for the item its consumer knows as current: not for one that has
+                // not started yet, nor for one announced so recently that the consumer may not
+                // have seen it (a short item drains as it starts). Such an item ends with
+                // endOfStream instead.
+                let announcedLongAgo = handover.announced.map { .now - $0 >= Self.announcementDelay } ?? true
+                next = handover.pending.isEmpty && announcedLongAgo ? provider() : nil
+            case .successor(let provider):
+                next = provider(finishing)
+            case nil:
+                next = nil
+            }
+            guard let next else { return nil }
+            // A missing file would fail as soon as it is prepared, cutting the current item
+            // short: refuse it here, and report it when the current item has ended.
+            if next.isFileURL && !FileManager.default.isReadableFile(atPath: next.path) {
+                let reason = FileManager.default.fileExists(atPath: next.path) ? "Cannot read the file" : "No such file"
+                handover.refused = PlaybackError(
+                    kind: .notFound, url: next, message: "Resource not found: \(reason) \"\(next.path)\"")
+                return nil
+            }
+            handover.pending.append(next)
+            return next.absoluteString
+        }
+    }
+}
+
+/// What the engine and the `about-to-finish` handler share, under `HandoverState`.
 private struct Handover: Sendable {
-    var provider: (@Sendable () -> URL?)?
+    enum Provider: Sendable {
+        case next(@Sendable () -> URL?)
+        case successor(@Sendable (URL) -> URL?)
+    }
+
+    var provider: Provider?
+    /// The current item (as in `Control`).
+    var current: URL?
+    /// When the current item was announced, if it started by a hand-over (nil after a load).
+    var announced: ContinuousClock.Instant?
+    /// A next item refused at `about-to-finish` (a missing file): reported when the current one ends.
+    var refused: PlaybackError?
     /// URLs given to playbin at `about-to-finish` whose STREAM_START has not come yet, in order.
     var pending: [URL] = []
-    /// While set (during a seek), the handler hands nothing over: playbin would lose the seek.
-    var isSuspended = false
-    var missedWhileSuspended = false
+    /// While set (a seek is being issued), a drain hands nothing over until the flush count
+    /// exceeds this: playbin would lose a seek issued after it prepared the next item.
+    var flushAwaited: Int?
+    /// A drain came while a flush was awaited.
+    var missedDrain = false
 }
 
 /// A call waiting for the bus thread to see something.

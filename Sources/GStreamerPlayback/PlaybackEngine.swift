@@ -20,8 +20,12 @@
 ///   arguments (``PlaybackError/Kind/invalidArgument``) and calls that do not apply
 ///   (``PlaybackError/Kind/notLoaded``, ``PlaybackError/Kind/notSeekable``) change nothing.
 ///   A playback failure stops the engine; it is thrown by the call that was waiting for it, or,
-///   when no call was waiting, emitted as ``PlaybackEvent/error(_:)`` — never both.
-/// - **Events** arrive on ``events`` in the order things happened in the pipeline.
+///   when no call was waiting, emitted as ``PlaybackEvent/error(_:)`` — never both. The
+///   failure of an item handed over by the provider is always emitted (a call waiting then
+///   throws ``PlaybackError/Kind/other``, "stopped because the next item failed").
+/// - **Cancellation.** Calls do not react to task cancellation; ``stop()`` interrupts them.
+/// - **Events** arrive on ``events`` in the order things happened in the pipeline; a call that
+///   waited for something returns after the events of it were emitted.
 public protocol PlaybackEngine: AnyObject, Sendable {
     /// What happens in the engine, in order, for one consumer. Never finishes while the engine
     /// lives; finishes when it is released.
@@ -41,8 +45,9 @@ public protocol PlaybackEngine: AnyObject, Sendable {
 
     /// Starts or resumes playback of what is loaded; returns once PLAYING is reached (for a
     /// network stream, that may wait until enough is buffered). After ``stop()``, plays the
-    /// item that was current again from its start. Throws ``PlaybackError/Kind/notLoaded`` if
-    /// nothing is loaded.
+    /// item that was current again from its start; at the end of an item (after
+    /// ``PlaybackEvent/endOfStream``) it changes nothing. Throws
+    /// ``PlaybackError/Kind/notLoaded`` if nothing is loaded.
     func play() async throws(PlaybackError)
 
     /// Pauses; returns once PAUSED is reached. After ``stop()``, prerolls the item that was
@@ -86,13 +91,35 @@ public protocol PlaybackEngine: AnyObject, Sendable {
     ///
     /// `provider` is called on a GStreamer streaming thread, synchronously, when the current
     /// item is about to finish (about a second before its end for a local file, or while a short
-    /// file prerolls). It returns the URL to play next, or nil to end with
+    /// file prerolls). It returns the URL to play after the current item — the last one
+    /// announced by ``PlaybackEvent/streamStarted(_:)`` — or nil to end with
     /// ``PlaybackEvent/endOfStream``. It must be quick and must not call the engine.
-    /// It may be called more than once for the same item — after a seek or a rate change near
-    /// the end, the prepared hand-over is dropped and the provider asked again — so it returns
-    /// the same answer until ``PlaybackEvent/streamStarted(_:)`` announces that URL.
-    /// Changing the provider does not undo a hand-over already prepared.
+    ///
+    /// It may be called more than once for the same item (after a seek or a rate change near
+    /// the end, the prepared hand-over is dropped and the provider asked again), so it returns
+    /// the same answer until the next item is announced. Because it cannot say which item it
+    /// answers for, it is not asked for a handed-over item that has not started yet or started
+    /// less than half a second ago (its consumer may not have seen the announcement): an item
+    /// that short, or shorter than what the engine reads ahead (about a second for a local
+    /// file), then ends with ``PlaybackEvent/endOfStream`` instead of handing over. A loaded
+    /// item has no such limit. ``setSuccessorProvider(_:)`` has none at all. Setting one
+    /// provider replaces the other; changing the provider does not undo a hand-over already
+    /// prepared.
     func setNextItemProvider(_ provider: (@Sendable () -> URL?)?)
+
+    /// Sets what plays after each item without a gap, told which item it answers for; nil
+    /// (the default) ends after the current item.
+    ///
+    /// `provider(item)` returns the URL to play after `item`, or nil to end after it. It is
+    /// called on a GStreamer streaming thread, synchronously, when `item` is about to finish —
+    /// possibly before `item` itself was announced, for short items — and again for the same
+    /// `item` after a seek near its end. It must be quick and must not call the engine.
+    /// Items are named by URL: a queue that holds the same URL more than once answers for the
+    /// occurrence it is playing.
+    /// A file URL that does not exist is not handed over: the current item plays to its end,
+    /// then ``PlaybackEvent/error(_:)`` reports the missing file. Setting one provider replaces
+    /// the other.
+    func setSuccessorProvider(_ provider: (@Sendable (_ item: URL) -> URL?)?)
 }
 
 /// Something that happened in a ``PlaybackEngine``.
@@ -116,7 +143,9 @@ public enum PlaybackEvent: Sendable, Equatable {
     /// (``PlaybackEngine/seek(to:)`` and ``PlaybackEngine/load(_:)`` work).
     case endOfStream
     /// Playback of `error.url` failed and no call was waiting to throw it; the engine has
-    /// stopped and nothing is loaded. A handed-over item that fails reports its own URL.
+    /// stopped and nothing is loaded. A handed-over item that fails reports its own URL: a
+    /// missing file when the current item has ended, an unplayable one as soon as it is
+    /// prepared (which stops the current item about a second early).
     case error(PlaybackError)
 }
 

@@ -18,7 +18,8 @@ import Testing
         let (engine, log) = try makeEngine()
 
         try await engine.load(url)
-        #expect(log.events.first == .streamStarted(url))
+        let started = try await log.first { if case .streamStarted = $0 { true } else { false } }
+        #expect(started.index == 0 && started.entry.event == .streamStarted(url))
         // MP3 has no length header: its duration is first unknown (nil), then estimated.
         let reported = try await log.first { $0.duration != nil && $0.duration! != nil }.entry.event.duration
         let duration = try #require(reported ?? nil)
@@ -27,12 +28,13 @@ import Testing
         #expect(engine.duration == duration)
         #expect(engine.position == .zero)
 
-        let started = ContinuousClock.now
+        let playRequested = ContinuousClock.now
         try await engine.play()
-        #expect(log.events.contains(.stateChanged(.playing)))
+        try await log.first { $0 == .stateChanged(.playing) }
         let end = try await log.first(timeout: .seconds(5)) { $0.isEndOfStream }
-        let playedFor = end.entry.time - started
-        #expect(abs(playedFor.seconds - duration.seconds) < 0.25, "played for \(playedFor)")
+        // In real time: not before the end (events reach this task late on a busy machine, never early).
+        let playedFor = end.entry.time - playRequested
+        #expect(playedFor > duration - .milliseconds(50), "played for \(playedFor)")
         #expect(!log.events.contains { $0.isError })
     }
 
@@ -50,7 +52,286 @@ import Testing
         try await engine.play()
         let latency = ContinuousClock.now - started
         print("load + play → PLAYING: \(latency)")
-        #expect(latency < .milliseconds(500))
+        #expect(latency < .seconds(1))
+        let reloaded = try await log.first { $0 == .streamStarted(url) }
+        try await log.first(from: reloaded.index) { $0 == .stateChanged(.playing) }
+    }
+}
+
+@Suite struct TransportTests {
+    /// How far the position moved over `interval` of wall clock while playing.
+    private func positionAdvance(of engine: GStreamerEngine, over interval: Duration) async throws -> (
+        media: Duration, wall: Duration
+    ) {
+        let start = (engine.position, ContinuousClock.now)
+        try await Task.sleep(for: interval)
+        let end = (engine.position, ContinuousClock.now)
+        let first = try #require(start.0), last = try #require(end.0)
+        return (last - first, end.1 - start.1)
+    }
+
+    @Test func positionAdvancesInRealTime() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let (engine, _) = try makeEngine()
+        try await engine.load(try await media.make("tone", .ogg, seconds: 3))
+        try await engine.play()
+        let advance = try await positionAdvance(of: engine, over: .seconds(1))
+        #expect(abs(advance.media.seconds - advance.wall.seconds) < 0.06, "\(advance)")
+    }
+
+    @Test func rateOneAndAHalfAdvancesOneAndAHalfTimesAsFast() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let (engine, log) = try makeEngine()
+        try await engine.load(try await media.make("tone", .ogg, seconds: 3))
+        try await engine.play()
+        try await engine.setRate(1.5)
+        #expect(engine.rate == 1.5)
+        let advance = try await positionAdvance(of: engine, over: .seconds(1))
+        #expect(abs(advance.media.seconds - 1.5 * advance.wall.seconds) < 0.08, "\(advance)")
+        // A rate change is not a state change, and it did not pause playback for good.
         #expect(log.events.last == .stateChanged(.playing))
+    }
+
+    @Test func rateSetBeforeLoadingAppliesToTheItem() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let (engine, _) = try makeEngine()
+        try await engine.setRate(1.5)
+        try await engine.load(try await media.make("tone", .ogg, seconds: 3))
+        #expect(engine.position == .zero)
+        try await engine.play()
+        let advance = try await positionAdvance(of: engine, over: .milliseconds(800))
+        #expect(abs(advance.media.seconds - 1.5 * advance.wall.seconds) < 0.08, "\(advance)")
+    }
+
+    @Test func invalidRatesAreRefusedAndChangeNothing() async throws {
+        let (engine, _) = try makeEngine()
+        for rate in [0, -1, .nan, .infinity] {
+            await #expect(throws: PlaybackError.self) { try await engine.setRate(rate) }
+            do {
+                try await engine.setRate(rate)
+            } catch {
+                #expect(error.kind == .invalidArgument)
+            }
+        }
+        #expect(engine.rate == 1)
+    }
+
+    @Test func seekLandsWhereAskedPausedAndPlaying() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let (engine, log) = try makeEngine()
+        try await engine.load(try await media.make("tone", .ogg, seconds: 3))
+        try await engine.seek(to: .milliseconds(1234))
+        let paused = try #require(engine.position)
+        #expect(abs(paused.seconds - 1.234) < 0.005, "paused at \(paused)")
+
+        try await engine.play()
+        try await engine.seek(to: .milliseconds(500))
+        let playing = try #require(engine.position)
+        #expect(playing >= .milliseconds(500) && playing < .milliseconds(800), "playing at \(playing)")
+        // The seek passed through PAUSED without reporting it.
+        let reported = try await log.first { $0 == .stateChanged(.playing) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(log.count == reported.index + 1, "\(log.events)")
+    }
+
+    @Test func seekOutsideTheItemIsRefused() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let (engine, _) = try makeEngine()
+        await #expect(throws: PlaybackError(kind: .notLoaded, url: nil, message: "Nothing is loaded")) {
+            try await engine.seek(to: .seconds(1))
+        }
+        try await engine.load(try await media.make("tone", .ogg, seconds: 1))
+        try await engine.seek(to: .milliseconds(300))
+        for position in [Duration.seconds(-1), .seconds(5)] {
+            do {
+                try await engine.seek(to: position)
+                Issue.record("seek to \(position) succeeded")
+            } catch {
+                #expect(error.kind == .invalidArgument)
+            }
+        }
+        let unchanged = try #require(engine.position)
+        #expect(abs(unchanged.seconds - 0.3) < 0.005)
+    }
+
+    @Test func pauseStopsThePosition() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let (engine, log) = try makeEngine()
+        try await engine.load(try await media.make("tone", .ogg, seconds: 3))
+        try await engine.play()
+        try await Task.sleep(for: .milliseconds(300))
+        let playing = try await log.first { $0 == .stateChanged(.playing) }
+        try await engine.pause()
+        try await log.first(from: playing.index) { $0 == .stateChanged(.paused) }
+        let paused = try #require(engine.position)
+        #expect(paused > .milliseconds(250))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(engine.position == paused)
+
+        try await engine.play()
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try #require(engine.position) > paused + .milliseconds(150))
+    }
+
+    @Test func volumeAndMuteRoundTrip() async throws {
+        let (engine, _) = try makeEngine()
+        #expect(engine.volume == 1)
+        #expect(engine.isMuted == false)
+        engine.volume = 0.25
+        #expect(engine.volume == 0.25)
+        engine.volume = 20
+        #expect(engine.volume == 10)
+        engine.volume = -3
+        #expect(engine.volume == 0)
+        engine.volume = 0.5
+        engine.volume = .nan
+        #expect(engine.volume == 0.5)
+        engine.isMuted = true
+        #expect(engine.isMuted)
+        #expect(engine.volume == 0.5)
+        engine.isMuted = false
+        #expect(!engine.isMuted)
+    }
+
+    @Test(arguments: ["nosuchsink", "fakesink nosuchproperty=1", "fakesink ! fakesink", ""])
+    func badSinkDescriptionIsRefused(description: String) throws {
+        do {
+            _ = try GStreamerEngine(audioSink: description)
+            Issue.record("\"\(description)\" was accepted")
+        } catch {
+            #expect(error.kind == .invalidArgument)
+            #expect(error.message.contains("Invalid audio sink"), "\(error)")
+        }
+    }
+
+    @Test func nothingLoadedMeansNothingToPlay() async throws {
+        let (engine, log) = try makeEngine()
+        for call in [engine.play, engine.pause] {
+            do {
+                try await call()
+                Issue.record("succeeded with nothing loaded")
+            } catch {
+                #expect(error.kind == .notLoaded)
+            }
+        }
+        #expect(engine.position == nil)
+        #expect(engine.duration == nil)
+        await #expect(throws: PlaybackError.self) { try await engine.load(URL(string: "ftp://example.com/a.ogg")!) }
+        #expect(log.events.isEmpty)
+    }
+}
+
+@Suite struct SequencingTests {
+    @Test func stopThenPlayOrLoadAtOnceNeverFails() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let first = try await media.make("first", .ogg, seconds: 2)
+        let second = try await media.make("second", .mp3, seconds: 2)
+        let (engine, log) = try makeEngine()
+        try await engine.load(first)
+        for round in 0..<20 {
+            try await engine.play()
+            await engine.stop()
+            #expect(engine.position == nil)
+            if round.isMultiple(of: 2) {
+                try await engine.play()  // the stopped item again, from its start
+                #expect(try #require(engine.position) < .milliseconds(500))
+                await engine.stop()
+            }
+            try await engine.load(round.isMultiple(of: 3) ? second : first)
+        }
+        let stopped = try await log.first { $0 == .stateChanged(.stopped) }
+        try await engine.play()
+        try await log.first(from: stopped.index) { $0 == .stateChanged(.playing) }
+        #expect(!log.events.contains { $0.isError })
+    }
+
+    @Test func callsFromManyTasksAreSequenced() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let url = try await media.make("tone", .ogg, seconds: 3)
+        let (engine, log) = try makeEngine()
+        try await engine.load(url)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<12 {
+                group.addTask {
+                    switch task % 4 {
+                    case 0: try await engine.play()
+                    case 1: try await engine.pause()
+                    case 2: try await engine.seek(to: .milliseconds(100 * task))
+                    default: try await engine.setRate(task.isMultiple(of: 2) ? 1.25 : 1)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await engine.setRate(1)
+        try await engine.seek(to: .milliseconds(500))
+        try await engine.play()
+        try await Task.sleep(for: .milliseconds(300))
+        let position = try #require(engine.position)
+        #expect(position > .milliseconds(800) && position < .milliseconds(1500), "at \(position)")
+        try await log.first { $0 == .stateChanged(.playing) }
+        #expect(!log.events.contains { $0.isError })
+    }
+
+    @Test func aLaterStopInterruptsAWaitingCall() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let url = try await media.make("tone", .ogg, seconds: 2)
+        let (engine, log) = try makeEngine()
+        try await engine.load(url)
+        async let playing: Void = engine.play()
+        async let stopped: Void = engine.stop()
+        _ = await stopped
+        do {
+            try await playing
+        } catch {
+            #expect((error as? PlaybackError)?.kind == .other, "\(error)")
+        }
+        try await log.first { $0 == .stateChanged(.stopped) }
+        #expect(engine.position == nil)
+    }
+}
+
+@Suite struct TagTests {
+    @Test func tagsOfTheLoadedItemAreReported() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let tags = TestMedia.Tags(title: "A Title", artist: "Ann, Bob", album: "An Album", genre: "Jazz")
+        let (engine, log) = try makeEngine()
+        try await engine.load(try await media.make("tagged", .flac, seconds: 1, tags: tags))
+        try await log.first {
+            $0 == .tagsChanged(StreamTags(title: "A Title", artist: "Ann, Bob", album: "An Album", genre: "Jazz"))
+        }
+    }
+
+    @Test func aChainedOggStreamChangesTitleMidStream() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let first = try await media.make("first", .ogg, seconds: 1, tags: TestMedia.Tags(title: "First"))
+        let second = try await media.make("second", .ogg, seconds: 1, tags: TestMedia.Tags(title: "Second"))
+        let chained = media.url("chained.ogg")
+        try (try Data(contentsOf: first) + Data(contentsOf: second)).write(to: chained)
+        let (engine, log) = try makeEngine()
+        try await engine.load(chained)
+        let playRequested = ContinuousClock.now
+        try await engine.play()
+        let playing = try await log.first { $0 == .stateChanged(.playing) }
+        let changed = try await log.first {
+            if case .tagsChanged(let tags) = $0 { tags.title == "Second" } else { false }
+        }
+        // The title changes when the second chain plays, a second in.
+        #expect(changed.entry.time - playRequested > .milliseconds(800))
+        #expect(changed.index > playing.index, "the new title came before playback: \(log.events)")
+        try await log.first { $0.isEndOfStream }
+        // One item: the new chain is not a new stream for the consumer.
+        #expect(log.events.filter { if case .streamStarted = $0 { true } else { false } } == [.streamStarted(chained)])
     }
 }
