@@ -95,10 +95,27 @@ public actor QueuePlayer {
     /// Shared with the engine's streaming thread, hence a class around a lock.
     private final class Handover: Sendable {
         struct State {
-            /// The entry to hand over when the current one is about to finish.
-            var next: QueueItem?
-            /// The entry handed over, until its stream starts.
-            var handedOver: QueueItem?
+            /// What follows the current item, and what follows that, by the URL of the item they
+            /// follow: the engine may ask for both before it announces the first.
+            var successors: [(after: URL, item: QueueItem)] = []
+            /// Entries handed over whose stream has not started yet, oldest first.
+            var handedOver: [QueueItem] = []
+
+            /// The entry to play after the item at `url`, recorded as handed over.
+            mutating func handOver(after url: URL) -> QueueItem? {
+                guard let next = successors.first(where: { $0.after == url })?.item else { return nil }
+                // Asked again for the same item (after a seek near its end): one hand-over, not two.
+                if handedOver.last?.identifier != next.identifier { handedOver.append(next) }
+                return next
+            }
+
+            /// The handed-over entry whose stream just started, dropping any handed over before it.
+            mutating func started(_ url: URL) -> QueueItem? {
+                guard let index = handedOver.firstIndex(where: { $0.url == url }) else { return nil }
+                let item = handedOver[index]
+                handedOver.removeFirst(index + 1)
+                return item
+            }
         }
         private let state = Mutex(State())
         func withLock<T>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
@@ -180,12 +197,15 @@ public actor QueuePlayer {
 
     /// Removes the targets and stops the engine. Call before dropping the player.
     public func shutDown() async {
+        for remove in targets { remove() }
+        targets = []
+        // Not sequenced first: stopping the engine interrupts a call still waiting on it, so an
+        // operation stuck on the engine cannot hold up the shutdown.
+        await engine?.stop()
         await sequenced { player in
-            for remove in player.targets { remove() }
-            player.targets = []
-            await player.engine?.stop()
             player.engineEvents?.cancel()
             player.engine = nil
+            player.loaded = nil
         }
     }
 
@@ -498,12 +518,7 @@ public actor QueuePlayer {
         let engine = try makeEngine()
         engine.volume = volume
         let handover = self.handover
-        engine.setNextItemProvider {
-            handover.withLock { state in
-                state.handedOver = state.next
-                return state.next?.url
-            }
-        }
+        engine.setSuccessorProvider { item in handover.withLock { $0.handOver(after: item)?.url } }
         self.engine = engine
         engineRate = 1
         engineEvents = Task { [weak self] in
@@ -523,10 +538,17 @@ public actor QueuePlayer {
         loaded = nil
     }
 
-    /// Tells the engine what follows the current item, for a gapless hand-over.
+    /// Tells the engine what follows the current item, and what follows that, for gapless hand-overs.
     private func prepareHandover() {
-        let next = loaded != nil ? queue.itemAfterCurrentEnds : nil
-        handover.withLock { $0.next = next }
+        var successors: [(after: URL, item: QueueItem)] = []
+        if let current = loaded, let next = queue.itemAfterCurrentEnds {
+            successors.append((current.url, next))
+            var ahead = queue  // a copy: only its current index moves
+            if ahead.advanceAfterEnd(), let afterNext = ahead.itemAfterCurrentEnds {
+                successors.append((next.url, afterNext))
+            }
+        }
+        handover.withLock { $0.successors = successors }
     }
 
     // MARK: Engine events
@@ -535,11 +557,7 @@ public actor QueuePlayer {
         switch event {
         case .streamStarted(let url):
             // A stream the player loaded itself was handled by `load`; only a hand-over moves the queue.
-            let handedOver = handover.withLock { state -> QueueItem? in
-                guard let item = state.handedOver, item.url == url else { return nil }
-                state.handedOver = nil
-                return item
-            }
+            let handedOver = handover.withLock { $0.started(url) }
             guard let handedOver, queue.moveTo(identifier: handedOver.identifier) else { return }
             loaded = handedOver
             streamTags = nil
@@ -560,11 +578,8 @@ public actor QueuePlayer {
             _ = queue.moveTo(index: 0)
             setPosition(.zero, state: .stopped)
         case .error(let error):
-            let handedOver = handover.withLock { $0.handedOver }
-            let failed: QueueItem? =
-                if error.url == nil || error.url == loaded?.url { loaded } else if error.url == handedOver?.url {
-                    handedOver
-                } else { nil }
+            let handedOver = handover.withLock { state in state.handedOver.first { $0.url == error.url } }
+            let failed: QueueItem? = if error.url == nil || error.url == loaded?.url { loaded } else { handedOver }
             // An error about an item since replaced is stale.
             guard let failed else { return }
             logger.warning("playback of \(failed.url) failed: \(error.message)")

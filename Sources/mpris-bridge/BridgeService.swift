@@ -109,8 +109,19 @@ struct BridgeService: Service {
         }
         logger.info("shutting down")
         await store.close(with: await player.snapshot)
-        await player.shutDown()
-        await service.unpublish()
+        // The state is saved; the rest must not keep a stopping daemon alive (systemd would
+        // wait 90 s before killing it).
+        let cleanUp = Task {
+            await player.shutDown()
+            await service.unpublish()
+        }
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(5))
+            logger.error("shutting down took more than 5 s; exiting anyway")
+            exit(1)
+        }
+        await cleanUp.value
+        deadline.cancel()
     }
 
     private var scanArguments: [String] {

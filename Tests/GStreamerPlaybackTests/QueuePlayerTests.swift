@@ -20,7 +20,7 @@ final class ScriptedEngine: PlaybackEngine {
         var rate = 1.0
         var volume = 1.0
         var isMuted = false
-        var provider: (@Sendable () -> URL?)?
+        var provider: (@Sendable (URL) -> URL?)?
         var calls: [String] = []
     }
     let state = Mutex(State())
@@ -32,8 +32,17 @@ final class ScriptedEngine: PlaybackEngine {
     }
 
     func emit(_ event: PlaybackEvent) { continuation.yield(event) }
-    /// What GStreamer's about-to-finish does: asks the provider for the next URL.
-    func aboutToFinish() -> URL? { state.withLock { $0.provider }?() }
+    /// What a gapless hand-over looks like: the next stream starts without a load.
+    func startHandedOverStream(_ url: URL) {
+        state.withLock { $0.loaded = url }
+        emit(.streamStarted(url))
+    }
+    /// What GStreamer's about-to-finish does: asks the provider what follows the loaded URL.
+    func aboutToFinish() -> URL? {
+        let (provider, loaded) = state.withLock { ($0.provider, $0.loaded) }
+        guard let provider, let loaded else { return nil }
+        return provider(loaded)
+    }
     var calls: [String] { state.withLock { $0.calls } }
 
     func load(_ url: URL) async throws(PlaybackError) {
@@ -89,7 +98,11 @@ final class ScriptedEngine: PlaybackEngine {
     }
     var position: Duration? { state.withLock { $0.loaded == nil ? nil : $0.position } }
     var duration: Duration? { state.withLock { $0.loaded == nil ? nil : .seconds(60) } }
-    func setNextItemProvider(_ provider: (@Sendable () -> URL?)?) { state.withLock { $0.provider = provider } }
+    func setNextItemProvider(_ provider: (@Sendable () -> URL?)?) {
+        guard let provider else { return setSuccessorProvider(nil) }
+        setSuccessorProvider { _ in provider() }
+    }
+    func setSuccessorProvider(_ provider: (@Sendable (URL) -> URL?)?) { state.withLock { $0.provider = provider } }
 }
 
 /// A player over a scripted engine, with its centres.
@@ -159,12 +172,26 @@ func queueItems(_ names: [String]) -> [QueueItem] {
         let p = await ScriptedPlayer(["a", "b"])
         _ = await p.commands.playCommand.perform()
         #expect(p.engine.aboutToFinish()?.lastPathComponent == "b.ogg")
-        p.engine.emit(.streamStarted(URL(fileURLWithPath: "/music/b.ogg")))
+        p.engine.startHandedOverStream(URL(fileURLWithPath: "/music/b.ogg"))
         try await p.waitFor("b", .playing)
         #expect(p.engine.calls == ["load a.ogg", "play"], "no reload: the engine went on by itself")
         // Last item, repeat off: nothing to hand over, and the end stops at the first item.
         #expect(p.engine.aboutToFinish() == nil)
         #expect(p.commands.nextTrackCommand.isEnabled == false)
+    }
+
+    @Test func shortItemsAreHandedOverBeforeTheirStreamsAreAnnounced() async throws {
+        let p = await ScriptedPlayer(["a", "b", "c"])
+        _ = await p.commands.playCommand.perform()
+        let music = URL(fileURLWithPath: "/music")
+        // The engine reads ahead: it asks for what follows b before b's stream has started.
+        #expect(p.engine.state.withLock { $0.provider }?(music.appending(path: "a.ogg"))?.lastPathComponent == "b.ogg")
+        #expect(p.engine.state.withLock { $0.provider }?(music.appending(path: "b.ogg"))?.lastPathComponent == "c.ogg")
+        p.engine.startHandedOverStream(music.appending(path: "b.ogg"))
+        try await p.waitFor("b", .playing)
+        p.engine.startHandedOverStream(music.appending(path: "c.ogg"))
+        try await p.waitFor("c", .playing)
+        #expect(p.engine.calls == ["load a.ogg", "play"])
     }
 
     @Test func repeatOneHandsOverTheSameItemAndRepeatAllWraps() async throws {

@@ -125,7 +125,25 @@ struct DaemonFixture: Sendable {
     /// Stops the daemon with SIGTERM, as systemd does, and expects a clean exit.
     func stop() async throws {
         kill(process.pid, SIGTERM)
-        let status = try await process.waitForExit(timeout: .seconds(10))
+        let process = self.process
+        let status = await withTaskGroup(of: Int32?.self) { group in
+            group.addTask { await process.waitForExit() }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(8))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let status else {
+            // Still running: record where each thread is before killing it.
+            let stacks = try? await ChildProcess.run(
+                "gdb", ["-p", "\(process.pid)", "-batch", "-ex", "thread apply all bt 25"], timeout: .seconds(60))
+            process.kill()
+            Issue.record("mpris-bridge did not stop on SIGTERM:\n\(process.capturedStdout)\n\(stacks?.stdout ?? "no gdb")")
+            return
+        }
         #expect(status == 0, "mpris-bridge exited with \(status): \(process.capturedStdout)")
     }
 
