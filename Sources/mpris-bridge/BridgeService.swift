@@ -5,6 +5,7 @@ import MPRIS
 import MediaRemote
 import MusicLibrary
 import ServiceLifecycle
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -111,13 +112,15 @@ struct BridgeService: Service {
         await store.close(with: await player.snapshot)
         // The state is saved; the rest must not keep a stopping daemon alive (systemd would
         // wait 90 s before killing it).
+        let step = ShutdownStep()
         let cleanUp = Task {
             await player.shutDown()
+            step.name.withLock { $0 = "releasing the bus name" }
             await service.unpublish()
         }
         let deadline = Task {
             try await Task.sleep(for: .seconds(5))
-            logger.error("shutting down took more than 5 s; exiting anyway")
+            logger.error("shutting down took more than 5 s (\(step.name.withLock { $0 })); exiting anyway")
             exit(1)
         }
         await cleanUp.value
@@ -134,4 +137,9 @@ struct BridgeService: Service {
         await player.replaceQueue(with: tracks.map(items.item(for:)), play: false)
         logger.info("queued the library's \(tracks.count) tracks")
     }
+}
+
+/// What the shutdown is doing, for the log if it takes too long.
+private final class ShutdownStep: Sendable {
+    let name = Mutex("stopping playback")
 }
