@@ -30,9 +30,11 @@ let package = Package(
         .target(name: "MediaRemote"),
         .testTarget(name: "MediaRemoteTests", dependencies: ["MediaRemote"]),
         // MediaRemote's D-Bus face: MPRIS 2.2 and the project's extension interface.
-        .target(name: "MPRIS", dependencies: ["DBus", "MediaRemote"]),
+        .target(name: "MPRIS", dependencies: ["DBus", "MediaRemote", "Digest"]),
+        // SHA-256 for content-addressed files (artwork cache, the library's image store).
+        .target(name: "Digest"),
         .testTarget(
-            name: "MPRISTests", dependencies: ["MPRIS", "MediaRemote", "DBus", "DBusTestSupport"],
+            name: "MPRISTests", dependencies: ["MPRIS", "MediaRemote", "DBus", "DBusTestSupport", "Digest"],
             exclude: ["Python"]),
         // The README's ten-line service.
         .executableTarget(name: "counter-example", dependencies: ["DBus"], path: "Examples/CounterExample"),
@@ -57,7 +59,7 @@ let package = Package(
             // The HTTP server the streaming tests run with /usr/bin/python3.
             exclude: ["Python"]),
         // A music folder's index: tracks, albums, artwork and playlists, persisted in SQLite.
-        .target(name: "MusicLibrary", dependencies: ["CSQLite", "GStreamerPlayback", "MediaRemote"]),
+        .target(name: "MusicLibrary", dependencies: ["CSQLite", "Digest", "GStreamerPlayback", "MediaRemote"]),
         .testTarget(
             name: "MusicLibraryTests", dependencies: ["MusicLibrary", "GStreamerPlayback", "MediaRemote", "DBusTestSupport"]),
         // The daemon: indexes a music folder, plays it and serves it over MPRIS.

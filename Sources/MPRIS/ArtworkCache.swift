@@ -1,3 +1,4 @@
+import Digest
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,20 +1,19 @@
-// A copy of Sources/MPRIS/SHA256.swift (internal there): both targets need it, and neither may
-// depend on the other. It should move to a shared place (MediaRemote or a small target).
 /// SHA-256 (FIPS 180-4), just enough to name content-addressed cache files.
 ///
 /// The project has no crypto dependency and FoundationEssentials has no
-/// digest API, so this is a small, self-contained implementation. It works
+/// digest API, so this is a small, self-contained implementation, shared by
+/// the artwork cache (MPRIS) and the music library's image store. It works
 /// on contiguous bytes through raw pointers: no allocation per byte or per
 /// block, so a megabyte hashes in a few milliseconds in release builds.
-enum SHA256 {
+public enum SHA256 {
     /// The digest size in bytes.
-    static let digestByteCount = 32
+    public static let digestByteCount = 32
 
     /// The SHA-256 digest of `bytes`: always 32 bytes.
     ///
     /// Contiguous collections (`[UInt8]`, `Data`, slices) are read in place;
     /// any other collection is copied into an array once first.
-    static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
+    public static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
         if let digest = bytes.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0)) }) {
             return digest
         }
@@ -22,7 +21,7 @@ enum SHA256 {
     }
 
     /// Lowercase hexadecimal spelling of `bytes`, two digits a byte, as printed by `sha256sum`.
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(bytes.underestimatedCount * 2)
@@ -34,7 +33,7 @@ enum SHA256 {
     }
 
     /// The SHA-256 digest of the raw bytes in `buffer`: always 32 bytes.
-    static func hash(_ buffer: UnsafeRawBufferPointer) -> [UInt8] {
+    public static func hash(_ buffer: UnsafeRawBufferPointer) -> [UInt8] {
         var state: [UInt32] = [
             0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a,
             0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
