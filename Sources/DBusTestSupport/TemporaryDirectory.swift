@@ -55,3 +55,11 @@ public let buildProductsFolder: String = {
     let executable = String(decoding: buffer[..<max(count, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     return String(executable[..<(executable.lastIndex(of: "/") ?? executable.startIndex)])
 }()
+
+/// The root of the mpris-bridge checkout these sources are in, so tests find the repository's
+/// scripts and contract files (`Scripts/check-contract.py`, `dbus/`, `Tests/*/Python`).
+public let repositoryRoot: String = {
+    var path = #filePath  // …/Sources/DBusTestSupport/TemporaryDirectory.swift
+    for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
+    return path
+}()

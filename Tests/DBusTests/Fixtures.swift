@@ -10,13 +10,6 @@ let pythonFolder: String = {
 /// The path of one Python peer script.
 func pythonScript(_ name: String) -> String { "\(pythonFolder)/\(name)" }
 
-/// The repository's root folder (for `dbus/`).
-let repositoryRoot: String = {
-    var path = #filePath
-    for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
-    return path
-}()
-
 /// A private bus with the test service exported and named, and a second connection as a client.
 struct ServiceFixture: Sendable {
     let bus: PrivateBus

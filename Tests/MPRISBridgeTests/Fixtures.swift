@@ -3,12 +3,6 @@ import Foundation
 import Glibc
 import Testing
 
-let repositoryRoot: String = {
-    var path = #filePath
-    for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
-    return path
-}()
-
 /// The daemon as built for the tests.
 let daemonExecutable = buildProductsFolder + "/mpris-bridge"
 

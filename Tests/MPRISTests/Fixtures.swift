@@ -20,13 +20,6 @@ func pythonScript(_ name: String) -> String {
     return String(file[..<file.lastIndex(of: "/")!]) + "/Python/" + name
 }
 
-/// The repository's root folder (for `dbus/` and `Scripts/`).
-let repositoryRoot: String = {
-    var path = #filePath
-    for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
-    return path
-}()
-
 /// A scriptable app written against MediaRemote: every handler records what it
 /// received (`"play"`, `"rate 1.25"`, `"position 30.0"`, …), applies it to the
 /// now-playing value as a real player would, and returns ``status``.
