@@ -506,10 +506,12 @@ public actor QueuePlayer {
         loaded = nil
         streamTags = nil
         engineDuration = nil
+        // Before loading: a short item is about to finish while it prerolls, and the engine
+        // asks then what follows it.
+        prepareHandover(after: item)
         try await engine.load(item.url)
         loaded = item
         engineDuration = engine.duration
-        prepareHandover()
     }
 
     /// The engine, made on first use.
@@ -538,10 +540,11 @@ public actor QueuePlayer {
         loaded = nil
     }
 
-    /// Tells the engine what follows the current item, and what follows that, for gapless hand-overs.
-    private func prepareHandover() {
+    /// Tells the engine what follows `current` (the loaded item; it is the queue's current one),
+    /// and what follows that, for gapless hand-overs.
+    private func prepareHandover(after current: QueueItem? = nil) {
         var successors: [(after: URL, item: QueueItem)] = []
-        if let current = loaded, let next = queue.itemAfterCurrentEnds {
+        if let current = current ?? loaded, let next = queue.itemAfterCurrentEnds {
             successors.append((current.url, next))
             var ahead = queue  // a copy: only its current index moves
             if ahead.advanceAfterEnd(), let afterNext = ahead.itemAfterCurrentEnds {

@@ -22,6 +22,9 @@ final class ScriptedEngine: PlaybackEngine {
         var isMuted = false
         var provider: (@Sendable (URL) -> URL?)?
         var calls: [String] = []
+        /// Like GStreamer with a short file: ask what follows while prerolling.
+        var asksWhileLoading = false
+        var answersWhileLoading: [URL?] = []
     }
     let state = Mutex(State())
     let events: AsyncStream<PlaybackEvent>
@@ -50,9 +53,14 @@ final class ScriptedEngine: PlaybackEngine {
         guard !url.path().contains("broken") else {
             throw PlaybackError(kind: .unsupported, url: url, message: "could not decode \(url.lastPathComponent)")
         }
-        state.withLock {
-            $0.loaded = url
-            $0.position = .zero
+        let provider = state.withLock { state in
+            state.loaded = url
+            state.position = .zero
+            return state.asksWhileLoading ? state.provider : nil
+        }
+        if let provider {
+            let answer = provider(url)
+            state.withLock { $0.answersWhileLoading.append(answer) }
         }
         emit(.streamStarted(url))
     }
@@ -178,6 +186,13 @@ func queueItems(_ names: [String]) -> [QueueItem] {
         // Last item, repeat off: nothing to hand over, and the end stops at the first item.
         #expect(p.engine.aboutToFinish() == nil)
         #expect(p.commands.nextTrackCommand.isEnabled == false)
+    }
+
+    @Test func theNextItemIsKnownWhileTheFirstPrerolls() async throws {
+        let p = await ScriptedPlayer(["a", "b"])
+        p.engine.state.withLock { $0.asksWhileLoading = true }
+        _ = await p.commands.playCommand.perform()
+        #expect(p.engine.state.withLock { $0.answersWhileLoading } == [URL(fileURLWithPath: "/music/b.ogg")])
     }
 
     @Test func shortItemsAreHandedOverBeforeTheirStreamsAreAnnounced() async throws {
