@@ -62,11 +62,13 @@ let package = Package(
         .target(name: "MusicLibrary", dependencies: ["CSQLite", "Digest", "GStreamerPlayback", "MediaRemote"]),
         .testTarget(
             name: "MusicLibraryTests", dependencies: ["MusicLibrary", "GStreamerPlayback", "MediaRemote", "DBusTestSupport"]),
+        // glibc's malloc extensions, for the daemon to give freed memory back.
+        .systemLibrary(name: "CMalloc"),
         // The daemon: indexes a music folder, plays it and serves it over MPRIS.
         .executableTarget(
             name: "mpris-bridge",
             dependencies: [
-                "DBus", "MPRIS", "MediaRemote", "GStreamerPlayback", "MusicLibrary",
+                "CMalloc", "DBus", "MPRIS", "MediaRemote", "GStreamerPlayback", "MusicLibrary",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,3 +1,4 @@
+import CMalloc
 import DBus
 import GStreamerPlayback
 import Logging
@@ -55,15 +56,16 @@ struct BridgeService: Service {
     func run() async throws {
         let connection = try await settings.bus == .system ? Connection.system() : Connection.session()
         defer { connection.close() }
-        let library = try MusicLibrary(root: settings.library, indexPath: settings.indexPath)
-        let items = QueueItems(library: library, coverDirectory: settings.cacheDirectory + "/covers")
         let commands = RemoteCommandCenter()
         let nowPlaying = NowPlayingInfoCenter()
         let audioSink = settings.audioSink
+        // The library is opened once the name is owned (it checks the index first); until then
+        // a URL cannot be resolved.
+        let opened = OpenedLibrary()
         let player = QueuePlayer(
             commands: commands, nowPlaying: nowPlaying, logger: logger,
             makeEngine: { try GStreamerEngine(audioSink: audioSink) },
-            resolve: { try items.resolve($0) })
+            resolve: { try opened.items().resolve($0) })
         await player.start()
         let service = try MPRISService(
             configuration: MPRISConfiguration(
@@ -76,6 +78,10 @@ struct BridgeService: Service {
         logger.info(
             "serving \(settings.library) as \(name)",
             metadata: ["try": "playerctl -p \(settings.playerName) play | pause | next | metadata | status"])
+        let library = try MusicLibrary(root: settings.library, indexPath: settings.indexPath)
+        if let recovery = library.indexRecovery { logger.warning("\(recovery)") }
+        let items = QueueItems(library: library, coverDirectory: settings.cacheDirectory + "/covers")
+        opened.set(items)
 
         let store = StateStore(directory: settings.stateDirectory, logger: logger)
         if let snapshot = store.load() {
@@ -86,6 +92,8 @@ struct BridgeService: Service {
         await player.observeChanges { store.save($0) }
         if await player.items.isEmpty { await fillQueue(player, from: library, items: items) }
         let queued = await player.items.count
+        // Building the queue freed more than it kept; give it back rather than hold it while idle.
+        _ = malloc_trim(0)
         logger.info("ready: \(queued) entries queued")
         let scan = Task {
             guard settings.scansAtStart else { return }
@@ -142,4 +150,20 @@ struct BridgeService: Service {
 /// What the shutdown is doing, for the log if it takes too long.
 private final class ShutdownStep: Sendable {
     let name = Mutex("stopping playback")
+}
+
+/// The queue entries' factory, once the library is open.
+private final class OpenedLibrary: Sendable {
+    private let value = Mutex<QueueItems?>(nil)
+
+    struct NotYetOpen: Error, CustomStringConvertible {
+        var description: String { "the music library is still being opened" }
+    }
+
+    func set(_ items: QueueItems) { value.withLock { $0 = items } }
+
+    func items() throws -> QueueItems {
+        guard let items = value.withLock({ $0 }) else { throw NotYetOpen() }
+        return items
+    }
 }
