@@ -174,6 +174,10 @@ struct ActivityFigures: Sendable {
     /// `autoaudiosink`: the state a few seconds after PlayPause, or the error it replied.
     var autoSinkOutcome: String
     var autoSinkPlaying: MemorySnapshot?
+    /// One album's worth: the daemon's memory apart from the queue's length.
+    var smallQueue: Int
+    var smallIdle: MemorySnapshot
+    var smallPlaying: MemorySnapshot
 }
 
 struct PlayFigures: Sendable {
@@ -437,10 +441,32 @@ final class Benchmark {
         try await autoSinkDaemon.stop()
         try await waitUntilNameIsFree(client)
 
+        // 3. The same with one album of 10 tracks: what does not depend on the queue's length.
+        writeError("DaemonBenchmark: memory with a 10-track library...\n")
+        let smallCache = work + "/cache-small"
+        try makeDirectories(smallCache)
+        _ = try await runScan(library: media.smallLibrary, cache: smallCache)
+        var small = launch(state: work + "/state-small", cache: smallCache)
+        small.library = media.smallLibrary
+        let smallDaemon = try small.spawn(on: bus)
+        let smallQueue = try await smallDaemon.waitUntilReady().entries
+        try await Task.sleep(for: options.settleTime)
+        let smallIdle = snapshot(smallDaemon.probe)
+        let _: () = try await client.player.call("PlayPause")
+        try await Task.sleep(for: options.playingTime)
+        let smallStatus = try await client.playbackStatus()
+        guard smallStatus == "Playing" else {
+            throw BenchmarkFailure(description: "with 10 tracks, the daemon is \(smallStatus) after PlayPause")
+        }
+        let smallPlaying = snapshot(smallDaemon.probe)
+        try await smallDaemon.stop()
+        try await waitUntilNameIsFree(client)
+
         let activity = ActivityFigures(
             idle: idle, playing: playing, playingStatus: playingStatus, playingURL: playingURL,
             neverPlayed: neverPlayed, paused: paused, pausedStatus: pausedStatus, scanningIdle: scanningIdle,
-            scanAfterReady: scanDone - ready, autoSinkOutcome: autoSinkOutcome, autoSinkPlaying: autoSinkPlaying)
+            scanAfterReady: scanDone - ready, autoSinkOutcome: autoSinkOutcome, autoSinkPlaying: autoSinkPlaying,
+            smallQueue: smallQueue, smallIdle: smallIdle, smallPlaying: smallPlaying)
 
         // 5b. Play over D-Bus, from stopped with the queue loaded, -> its reply (sent once PLAYING).
         writeError("DaemonBenchmark: Play over D-Bus...\n")
@@ -673,13 +699,13 @@ final class Benchmark {
         func groupLines(_ snapshots: [(String, MemorySnapshot)]) -> [String] {
             var lines = [
                 pad("  resident MiB by what is mapped", 48, right: false)
-                    + snapshots.map { pad($0.0, 12) }.joined()
+                    + snapshots.map { pad($0.0, 11) }.joined()
             ]
             let totals = snapshots.map { MappingGroup.totals($0.1.mappings) }
             for (index, group) in MappingGroup.allCases.enumerated() {
                 lines.append(
                     pad("    " + group.rawValue, 48, right: false)
-                        + totals.map { pad(mib($0[index].kilobytes), 12) }.joined())
+                        + totals.map { pad(mib($0[index].kilobytes), 11) }.joined())
             }
             return lines
         }
@@ -741,6 +767,14 @@ final class Benchmark {
         } else {
             lines.append("  playing, autoaudiosink: \(activity.autoSinkOutcome)")
         }
+        lines.append(memoryLine("  idle, \(activity.smallQueue) tracks", activity.smallIdle))
+        lines.append(memoryLine("  playing, \(activity.smallQueue) tracks", activity.smallPlaying))
+        let perTrack =
+            Double(activity.idle.memory.resident - activity.smallIdle.memory.resident)
+            / Double(starts.queued - activity.smallQueue)
+        lines.append(
+            "  each queued track costs \(fixed(perTrack, 1)) kB of VmRSS (idle with \(starts.queued) against idle with "
+                + "\(activity.smallQueue)); \(fixed(activity.smallIdle.residentMegabytes, 1)) MiB do not depend on the queue")
         lines += [
             "  idle \(fixed(idleMB, 1)) MiB   " + goal(1, " MiB", notMet: "see what is mapped below"),
             "  idle after the start-up scan \(fixed(scanningIdleMB, 1)) MiB   "
@@ -751,6 +785,7 @@ final class Benchmark {
         ]
         var snapshots = [("idle", activity.idle), ("after scan", activity.scanningIdle), ("playing", activity.playing)]
         if let autoSink = activity.autoSinkPlaying { snapshots.append(("autoaudio", autoSink)) }
+        snapshots += [("idle 10", activity.smallIdle), ("playing 10", activity.smallPlaying)]
         lines += groupLines(snapshots)
         lines.append("  largest mappings, idle:   " + topMappings(activity.idle))
         lines.append("  largest mappings, playing: " + topMappings(activity.playing))
@@ -855,6 +890,8 @@ final class Benchmark {
                             ("playingFakesink", activity.playing.json),
                             ("playingURL", .string(activity.playingURL)), ("playingStatus", .string(activity.playingStatus)),
                             ("autoaudiosinkOutcome", .string(activity.autoSinkOutcome)),
+                            ("smallLibraryTracks", .integer(activity.smallQueue)),
+                            ("idleSmallLibrary", activity.smallIdle.json), ("playingSmallLibrary", activity.smallPlaying.json),
                         ] + (activity.autoSinkPlaying.map { [("playingAutoaudiosink", $0.json)] } ?? []))
                 ),
                 (

@@ -65,6 +65,8 @@ struct GeneratedMedia: Sendable {
 
     func library(_ mix: Mix) -> String { root + "/library-\(mix.rawValue)" }
     var largeLibrary: String { root + "/library-10k" }
+    /// One album of the Xing-MP3 library (10 tracks, its first the 20-s FLAC tone).
+    var smallLibrary: String { library(.xingMP3) + "/" + Self.albumFolder(0) }
     /// The folder with the large library's `index.sqlite`.
     var largeLibraryCache: String { root + "/index-10k" }
     private var sources: String { root + "/sources" }
