@@ -3,7 +3,7 @@ import DBusTestSupport
 import Glibc
 
 /// The music the daemon benchmark indexes and serves, generated once and kept between runs in
-/// one folder (by default `Benchmarks/.build/daemon-benchmark`, about 450 MB).
+/// one folder (by default `Benchmarks/.build/daemon-benchmark`, about 530 MB).
 ///
 /// Encoding 2,000 files with gst-launch one by one would take minutes, so a few dozen distinct
 /// tagged tones are encoded (8 per kind, 1 to 2.5 s long, but the first FLAC one, which the daemon
@@ -14,7 +14,7 @@ import Glibc
 /// on an MP3 without a Xing header that has no duration yet, and `lamemp3enc ! id3v2mux` (what
 /// `TestMedia` writes) makes exactly those; LAME-encoded music from the real world carries a
 /// Xing/Info header. The 10,000-track library is five sets of hard links to the Xing-MP3
-/// library's files (links, not copies, to save 1.5 GB: the index and the daemon see 10,000
+/// library's files (links, not copies, to save 0.8 GB: the index and the daemon see 10,000
 /// distinct paths), with its index built once by `mpris-bridge scan` and cached too.
 struct GeneratedMedia: Sendable {
     /// What one generated tone is encoded as.

@@ -55,7 +55,7 @@ struct Options: BenchmarkOptions {
 
           --daemon PATH     the mpris-bridge executable (default: ../.build/release/mpris-bridge)
           --media DIR       where the generated libraries are kept between runs
-                            (default: Benchmarks/.build/daemon-benchmark, about 450 MB)
+                            (default: Benchmarks/.build/daemon-benchmark, about 530 MB)
           --regenerate      generate the libraries and the 10,000-track index again
           --json PATH       also write the figures as JSON to PATH
           --starts N        timed daemon starts of each kind (default 20)
