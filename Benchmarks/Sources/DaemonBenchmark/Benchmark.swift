@@ -30,25 +30,25 @@ enum Thresholds {
     // and rates are about 2x the worst of those slow runs, and memory, which moves little, about
     // +20 %. See Benchmarks/README.md.
     /// Cold indexing of the 2,000 files without MP3, files/s (wall time of `mpris-bridge scan`).
-    /// Measured 1,183-1,560, slow runs 599-717.
+    /// Measured 1,183-1,560, slow runs 599-946.
     static let coldFilesPerSecondNoMP3 = 300.0
-    /// Unchanged rescan of those 2,000 files (wall time, median), ms. Measured 19-36, slow runs 40-60.
+    /// Unchanged rescan of those 2,000 files (wall time, median), ms. Measured 19-36, slow runs 36-60.
     static let unchangedRescanMilliseconds = 120.0
     /// exec -> bus name owned, p50, ms. Measured 14.2-15.6, slow runs 24.1-24.8.
     static let execToBusNameP50Milliseconds = 50.0
-    /// exec -> `ready:` with a restored queue of 10,000, p50, ms. Measured 329-367, slow runs 579-647.
+    /// exec -> `ready:` with a restored queue of 10,000, p50, ms. Measured 326-367, slow runs 579-647.
     static let execToReadyP50Milliseconds = 1300.0
     /// VmRSS idle (--no-scan, 10,000 queued), MiB. Measured 85-91.
     static let idleResidentMegabytes = 110.0
-    /// VmRSS playing, MiB. Measured 98-107.
+    /// VmRSS playing, MiB. Measured 93-107.
     static let playingResidentMegabytes = 130.0
     /// Context switches while paused or idle of every thread but libdispatch's manager (whose
     /// 1 Hz workqueue monitor every process using its worker threads on Linux has), in the
     /// activity window. Measured 0.
     static let ownSwitchesWhileQuiet = 0.0
-    /// In process: load + play p50, ms. Measured 2.0-2.3, slow runs 3.1-5.9.
+    /// In process: load + play p50, ms. Measured 2.0-2.4, slow runs 3.1-5.9.
     static let inProcessPlayP50Milliseconds = 12.0
-    /// Over D-Bus: Play -> reply p50, ms. Measured 3.3-5.9, slow runs 5.2-12.3.
+    /// Over D-Bus: Play -> reply p50, ms. Measured 3.1-5.9, slow runs 5.2-12.3.
     static let dbusPlayP50Milliseconds = 25.0
 }
 
