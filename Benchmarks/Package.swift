@@ -1,5 +1,5 @@
 // swift-tools-version: 6.0
-// The benchmark commands for the D-Bus layer and the MPRIS service: run them with Scripts/benchmark.
+// The benchmark commands for the D-Bus layer, the MPRIS service and the daemon: run them with Scripts/benchmark.
 // A separate package so that the root package's `swift build` and `swift test` never build it.
 import PackageDescription
 
@@ -12,7 +12,7 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
     ],
     targets: [
-        // What both benchmarks share: CPU pinning and CPU time, the private bus and service child,
+        // What the benchmarks share: CPU pinning and CPU time, the private bus and service child,
         // interleaved timing, percentiles, the report's formatting and JSON.
         .target(
             name: "BenchmarkSupport",
@@ -38,6 +38,17 @@ let package = Package(
                 .product(name: "DBusTestSupport", package: "mpris-bridge"),
                 .product(name: "MediaRemote", package: "mpris-bridge"),
                 .product(name: "MPRIS", package: "mpris-bridge"),
+            ]
+        ),
+        // The mpris-bridge daemon (issue 4), its release build run as a user runs it: indexing,
+        // exec -> bus name and ready, memory idle and playing, idle wake-ups, play -> first buffer.
+        .executableTarget(
+            name: "DaemonBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "DBus", package: "mpris-bridge"),
+                .product(name: "DBusTestSupport", package: "mpris-bridge"),
+                .product(name: "GStreamerPlayback", package: "mpris-bridge"),
             ]
         ),
     ],

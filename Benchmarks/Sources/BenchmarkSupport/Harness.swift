@@ -48,17 +48,32 @@ public func benchmarkMain<Options: BenchmarkOptions>(
             }
             return 0
         }
-        let parsed: Options
-        do { parsed = try Options(arguments) } catch {
-            writeError("\(name): \(error)\n\n\(Options.usage)\n")
-            return 64
-        }
-        if parsed.help {
-            print(Options.usage)
-            return 0
-        }
-        return await run(parsed)
+        return await parseAndRun(name: name, arguments, run)
     }
+}
+
+/// The entry point of a benchmark that starts no service of its own (it measures other
+/// programs): the arguments are parsed as `Options` and handed to `run`, whose result is the
+/// exit status. Bad usage exits 64 with the usage text.
+public func benchmarkMain<Options: BenchmarkOptions>(
+    name: String, options: Options.Type, run: @escaping @Sendable (Options) async -> Int32
+) -> Never {
+    runMain { arguments in await parseAndRun(name: name, arguments, run) }
+}
+
+private func parseAndRun<Options: BenchmarkOptions>(
+    name: String, _ arguments: [String], _ run: @Sendable (Options) async -> Int32
+) async -> Int32 {
+    let parsed: Options
+    do { parsed = try Options(arguments) } catch {
+        writeError("\(name): \(error)\n\n\(Options.usage)\n")
+        return 64
+    }
+    if parsed.help {
+        print(Options.usage)
+        return 0
+    }
+    return await run(parsed)
 }
 
 public struct UsageError: Error, CustomStringConvertible {

@@ -165,19 +165,22 @@ extension JSON {
 }
 
 /// One checked figure: a regression threshold (`gating`: exceeding it fails the run) or a goal
-/// that is only reported.
+/// that is only reported. The limit is a maximum, or a minimum for a rate (`atLeast`).
 public struct ThresholdCheck: Sendable {
     public let name: String
     public let limit: Double
     public let value: Double
     public let gating: Bool
-    public var passed: Bool { value <= limit }
+    /// True when the value must be at least the limit (a throughput) rather than at most.
+    public let atLeast: Bool
+    public var passed: Bool { atLeast ? value >= limit : value <= limit }
 
-    public init(name: String, limit: Double, value: Double, gating: Bool) {
+    public init(name: String, limit: Double, value: Double, gating: Bool, atLeast: Bool = false) {
         self.name = name
         self.limit = limit
         self.value = value
         self.gating = gating
+        self.atLeast = atLeast
     }
 
     /// The report's lines for the gating checks: one per check, then one per exceeded check.
@@ -185,20 +188,25 @@ public struct ThresholdCheck: Sendable {
         var lines: [String] = []
         for check in checks where check.gating {
             lines.append(
-                "  \(pad(check.name, nameWidth, right: false)) \(pad(fixed(check.value, 2), 8)) <= "
+                "  \(pad(check.name, nameWidth, right: false)) \(pad(fixed(check.value, 2), 8)) \(check.comparison) "
                     + "\(pad(fixed(check.limit, 2), 6))  " + (check.passed ? "ok" : "EXCEEDED"))
         }
         for check in checks where check.gating && !check.passed {
-            lines.append("THRESHOLD EXCEEDED: \(check.name) = \(fixed(check.value, 2)) > \(fixed(check.limit, 2))")
+            let violated = check.atLeast ? "<" : ">"
+            lines.append(
+                "THRESHOLD EXCEEDED: \(check.name) = \(fixed(check.value, 2)) \(violated) \(fixed(check.limit, 2))")
         }
         return lines
     }
+
+    /// "<=" for a maximum, ">=" for a minimum.
+    public var comparison: String { atLeast ? ">=" : "<=" }
 
     public var json: JSON {
         .object([
             ("name", .string(name)), ("limit", .number(limit)), ("value", .number(value)),
             ("passed", .bool(passed)), ("gating", .bool(gating)),
-        ])
+        ] + (atLeast ? [("atLeast", .bool(true))] : []))
     }
 }
 
