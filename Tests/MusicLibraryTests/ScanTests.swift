@@ -217,7 +217,9 @@ import Testing
             #expect(summary.added == 40)
         } else {
             #expect(throws: CancellationError.self) { try cancelled.get() }
-            #expect(kept < 40)
+            // On a busy machine the cancellation may land after the last batch was committed:
+            // what counts is that nothing committed is lost and the next scan reads only the rest.
+            #expect(kept <= 40)
         }
 
         let resumed = try await library.scan()
