@@ -161,7 +161,11 @@ import Testing
             lines.append(try await step("pause"))
             lines.append(try await step("position", "30"))
             lines.append(try await step("next"))
-            lines.append(try await step("stop"))
+            var stopped = try await step("stop")
+            // Depending on timing, playerctl 2.4.1 prints the new track a second time once it has
+            // reset its cached position (seen in CI); that line is playerctl's, not the player's.
+            if stopped == "Paused Square at 220 Hz 0:00" { stopped = try await follow.waitForLine { _ in true } }
+            lines.append(stopped)
             #expect(
                 lines == [
                     "Stopped Sine at 440 Hz 0:00",
