@@ -118,11 +118,31 @@ enum BusMessage: Sendable, Equatable {
     case marker(Int)
 }
 
+/// A buffer that reached the audio output: what it holds, and when it plays by the pipeline
+/// clock (running time, which starts at 0 when a pipeline run or a flushing seek starts, and
+/// goes on without a jump across a gapless hand-over).
+struct OutputBuffer: Sendable, Equatable {
+    /// How many streams (items, or chains of a chained stream) reached the output before this
+    /// buffer's since the observer was added: a gapless hand-over and a reload each start one.
+    var stream: Int
+    /// How many flushing seeks reached the output before this buffer since the observer was added.
+    var flushes: Int
+    /// The running time at which it starts and ends playing; at a rate other than 1 it lasts its
+    /// media length divided by the rate.
+    var start: Duration
+    var end: Duration
+    /// The position in its stream (stream time) of its first and last sample.
+    var position: Duration
+    var endPosition: Duration
+}
+
 /// A `playbin` pipeline with an audio-only configuration, its bus thread and its
 /// `about-to-finish` hook.
 final class Playbin: @unchecked Sendable {  // GstElement calls used here are thread-safe; mutable state is in Mutex/Atomic
     private let element: UnsafeMutablePointer<GstElement>
     private let bus: UnsafeMutablePointer<GstBus>
+    /// The audio output's input pad.
+    private let output: UnsafeMutablePointer<GstPad>
     private let started = Mutex<Started?>(nil)
     private let isShutDown = Atomic<Bool>(false)
     private let flushes = FlushCounter()
@@ -166,9 +186,9 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         _ = gst_pad_add_probe(
             input, GST_PAD_PROBE_TYPE_EVENT_FLUSH, countFlushStop, Unmanaged.passRetained(flushes).toOpaque(),
             releaseFlushCounter)
-        gst_object_unref(gpointer(input))
 
         guard let element = gst_element_factory_make("playbin", nil) else {
+            gst_object_unref(gpointer(input))
             throw PlaybackError(
                 kind: .other, url: nil, message: "GStreamer has no playbin element (install gstreamer1.0-plugins-base)")
         }
@@ -199,10 +219,12 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         gst_pipeline_set_auto_flush_bus(pipelinePointer(element), 0)
         self.element = element
         bus = gst_element_get_bus(element)
+        output = input
     }
 
     deinit {
         shutdown()
+        gst_object_unref(gpointer(output))
         gst_object_unref(gpointer(bus))
         gst_object_unref(gpointer(element))
     }
@@ -244,6 +266,18 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         } else {
             pthread_join(started.thread, nil)
         }
+    }
+
+    /// Calls `observer` for each buffer that reaches the audio output, on the streaming thread
+    /// that carries it, in stream order. For tests that measure what plays against the pipeline
+    /// clock rather than the wall clock: a busy machine delays both the streaming threads and
+    /// the test, but not the timestamps. Costs a pad probe per buffer; call before loading.
+    func observeOutput(_ observer: @escaping @Sendable (OutputBuffer) -> Void) {
+        // Flush events are not part of EVENT_DOWNSTREAM unless asked for.
+        let types = [GST_PAD_PROBE_TYPE_BUFFER, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, GST_PAD_PROBE_TYPE_EVENT_FLUSH]
+        _ = gst_pad_add_probe(
+            output, GstPadProbeType(types.reduce(0) { $0 | $1.rawValue }), observeBuffer,
+            Unmanaged.passRetained(OutputObserver(observer)).toOpaque(), releaseOutputObserver)
     }
 
     /// The kernel thread id of the bus thread, once it runs (for tests that watch it).
@@ -692,6 +726,77 @@ private let applySegmentRate: GstPadProbeCallback = { _, info, data in
 private let releaseSegmentRate: GDestroyNotify = { data in
     guard let data else { return }
     Unmanaged<SegmentRate>.fromOpaque(data).release()
+}
+
+// MARK: - Output observer
+
+/// The state of an output observer's probe, on the output's streaming thread.
+private final class OutputObserver: Sendable {
+    private struct State {
+        var segment: TimeSegment?
+        var stream = -1
+        var flushes = 0
+    }
+
+    /// A copy of a TIME segment.
+    private struct TimeSegment: @unchecked Sendable {  // a plain value; its only pointers are unused reserved fields
+        var segment: GstSegment
+    }
+
+    private let state = Mutex(State())
+    private let observer: @Sendable (OutputBuffer) -> Void
+
+    init(_ observer: @escaping @Sendable (OutputBuffer) -> Void) { self.observer = observer }
+
+    func handle(_ info: UnsafeMutablePointer<GstPadProbeInfo>) {
+        guard let data = info.pointee.data else { return }
+        if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0 {
+            let buffer = data.assumingMemoryBound(to: GstBuffer.self).pointee
+            let observed = state.withLock { state -> OutputBuffer? in
+                guard var segment = state.segment?.segment, buffer.pts != cgst_clock_time_none() else { return nil }
+                let duration = buffer.duration == cgst_clock_time_none() ? 0 : buffer.duration
+                let times = [
+                    gst_segment_to_running_time(&segment, GST_FORMAT_TIME, buffer.pts),
+                    gst_segment_to_running_time(&segment, GST_FORMAT_TIME, buffer.pts + duration),
+                    gst_segment_to_stream_time(&segment, GST_FORMAT_TIME, buffer.pts),
+                    gst_segment_to_stream_time(&segment, GST_FORMAT_TIME, buffer.pts + duration),
+                ]
+                // Outside the segment (clipped): it does not play.
+                guard !times.contains(cgst_clock_time_none()) else { return nil }
+                let (start, end, position, endPosition) = (times[0], times[1], times[2], times[3])
+                return OutputBuffer(
+                    stream: state.stream, flushes: state.flushes, start: .nanoseconds(Int64(start)),
+                    end: .nanoseconds(Int64(end)), position: .nanoseconds(Int64(position)),
+                    endPosition: .nanoseconds(Int64(endPosition)))
+            }
+            if let observed { observer(observed) }
+            return
+        }
+        let event = data.assumingMemoryBound(to: GstEvent.self)
+        switch event.pointee.type {
+        case GST_EVENT_STREAM_START:
+            state.withLock { $0.stream += 1 }
+        case GST_EVENT_FLUSH_STOP:
+            state.withLock { $0.flushes += 1 }
+        case GST_EVENT_SEGMENT:
+            var segment: UnsafePointer<GstSegment>?
+            gst_event_parse_segment(event, &segment)
+            let copy = segment.flatMap { $0.pointee.format == GST_FORMAT_TIME ? TimeSegment(segment: $0.pointee) : nil }
+            state.withLock { $0.segment = copy }
+        default:
+            break
+        }
+    }
+}
+
+private let observeBuffer: GstPadProbeCallback = { _, info, data in
+    if let info, let data { Unmanaged<OutputObserver>.fromOpaque(data).takeUnretainedValue().handle(info) }
+    return GST_PAD_PROBE_OK
+}
+
+private let releaseOutputObserver: GDestroyNotify = { data in
+    guard let data else { return }
+    Unmanaged<OutputObserver>.fromOpaque(data).release()
 }
 
 // MARK: - Flush probe
