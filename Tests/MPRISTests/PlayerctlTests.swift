@@ -161,14 +161,18 @@ import Testing
             lines.append(try await step("pause"))
             lines.append(try await step("position", "30"))
             lines.append(try await step("next"))
-            lines.append(try await step("stop"))
+            // playerctl 2.4.1 prints a new track with its cached position, and prints it again once
+            // it has reset that position if the reset comes in a later turn of its main loop (it
+            // does on a busy machine): one more line that the bridge did not cause.
+            var stopped = try await step("stop")
+            if stopped == "Paused Square at 220 Hz 0:00" { stopped = try await follow.waitForLine { _ in true } }
+            lines.append(stopped)
             #expect(
                 lines == [
                     "Stopped Sine at 440 Hz 0:00",
                     "Playing Sine at 440 Hz 0:00",
                     "Paused Sine at 440 Hz 0:00",
                     "Paused Sine at 440 Hz 0:30",  // from Seeked
-                    // playerctl 2.4.1 prints a new track before resetting its cached position.
                     "Paused Square at 220 Hz 0:30",
                     "Stopped Square at 220 Hz 0:00",
                 ])
