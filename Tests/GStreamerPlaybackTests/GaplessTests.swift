@@ -260,9 +260,20 @@ final class QueueProvider: Sendable {
                     || (error.kind == .other && error.message.hasPrefix("Stopped because the next item failed")),
                 "\(error)")
         }
-        let failure = try await log.first { $0.isError }.entry.event.playbackError
+        let failed = try await log.first { $0.isError }
+        let failure = failed.entry.event.playbackError
         #expect(failure?.url == corrupt)
         #expect(failure?.kind == .unsupported)
-        try await log.first { $0 == .stateChanged(.stopped) }
+        // The engine stops. A consumer told it was paused or playing is told it stopped; when the
+        // successor failed before the first item was prerolled (a busy machine), it was never told
+        // anything but stopped, and nothing is repeated.
+        let reported = log.events[..<failed.index].compactMap { event -> EngineState? in
+            if case .stateChanged(let state) = event { state } else { nil }
+        }
+        if let last = reported.last, last != .stopped {
+            try await log.first(from: failed.index) { $0 == .stateChanged(.stopped) }
+        }
+        #expect(engine.position == nil)
+        #expect(engine.currentURL == nil)
     }
 }
