@@ -118,15 +118,36 @@ enum BusMessage: Sendable, Equatable {
     case marker(Int)
 }
 
+/// A buffer that reached the audio output: what it holds, and when it plays by the pipeline
+/// clock (running time, which starts at 0 when a pipeline run or a flushing seek starts, and
+/// goes on without a jump across a gapless hand-over).
+struct OutputBuffer: Sendable, Equatable {
+    /// How many streams (items, or chains of a chained stream) reached the output before this
+    /// buffer's since the observer was added: a gapless hand-over and a reload each start one.
+    var stream: Int
+    /// How many flushing seeks reached the output before this buffer since the observer was added.
+    var flushes: Int
+    /// The running time at which it starts and ends playing; at a rate other than 1 it lasts its
+    /// media length divided by the rate.
+    var start: Duration
+    var end: Duration
+    /// The position in its stream (stream time) of its first and last sample.
+    var position: Duration
+    var endPosition: Duration
+}
+
 /// A `playbin` pipeline with an audio-only configuration, its bus thread and its
 /// `about-to-finish` hook.
 final class Playbin: @unchecked Sendable {  // GstElement calls used here are thread-safe; mutable state is in Mutex/Atomic
     private let element: UnsafeMutablePointer<GstElement>
     private let bus: UnsafeMutablePointer<GstBus>
+    /// The audio output's input pad.
+    private let output: UnsafeMutablePointer<GstPad>
     private let started = Mutex<Started?>(nil)
     private let isShutDown = Atomic<Bool>(false)
     private let flushes = FlushCounter()
     private let segmentRate = SegmentRate()
+    private let switches = ItemSwitchGate()
 
     private struct Started {
         var loop: BusLoop
@@ -165,9 +186,9 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         _ = gst_pad_add_probe(
             input, GST_PAD_PROBE_TYPE_EVENT_FLUSH, countFlushStop, Unmanaged.passRetained(flushes).toOpaque(),
             releaseFlushCounter)
-        gst_object_unref(gpointer(input))
 
         guard let element = gst_element_factory_make("playbin", nil) else {
+            gst_object_unref(gpointer(input))
             throw PlaybackError(
                 kind: .other, url: nil, message: "GStreamer has no playbin element (install gstreamer1.0-plugins-base)")
         }
@@ -181,9 +202,12 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         // probe on each decoded output of each item gives it the engine's rate, as a seek would
         // have, before playsink's stream synchronizer (which keeps the running time continuous
         // across a hand-over, computed from the rate) and scaletempo see it.
+        // The same hook brackets each item switch playbin makes on a streaming thread, which a
+        // state change must not overlap (see ItemSwitchGate).
         _ = cgst_connect(
             gpointer(element), "element-added", unsafeBitCast(elementAdded, to: GCallback.self),
-            Unmanaged.passRetained(segmentRate).toOpaque(), releaseSegmentRateClosure)
+            Unmanaged.passRetained(ChildHooks(segmentRate: segmentRate, switches: switches)).toOpaque(),
+            releaseChildHooks)
         // GstPlayFlags (playbin's private header): audio and software volume only. Keeps
         // buffering and download flags as they are.
         let video: guint = 0x1, audio: guint = 0x2, text: guint = 0x4, visualisation: guint = 0x8
@@ -195,10 +219,12 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         gst_pipeline_set_auto_flush_bus(pipelinePointer(element), 0)
         self.element = element
         bus = gst_element_get_bus(element)
+        output = input
     }
 
     deinit {
         shutdown()
+        gst_object_unref(gpointer(output))
         gst_object_unref(gpointer(bus))
         gst_object_unref(gpointer(element))
     }
@@ -231,7 +257,7 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     /// it, unless called on it (then it ends after the current message). Idempotent.
     func shutdown() {
         guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        gst_element_set_state(element, GST_STATE_NULL)
+        switches.whileStopping { _ = gst_element_set_state(element, GST_STATE_NULL) }
         guard let started = started.withLock({ $0 }) else { return }
         g_signal_handler_disconnect(gpointer(element), started.handlerID)
         _ = cgst_post_marker(bus, BusLoop.exitMarker)
@@ -240,6 +266,18 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         } else {
             pthread_join(started.thread, nil)
         }
+    }
+
+    /// Calls `observer` for each buffer that reaches the audio output, on the streaming thread
+    /// that carries it, in stream order. For tests that measure what plays against the pipeline
+    /// clock rather than the wall clock: a busy machine delays both the streaming threads and
+    /// the test, but not the timestamps. Costs a pad probe per buffer; call before loading.
+    func observeOutput(_ observer: @escaping @Sendable (OutputBuffer) -> Void) {
+        // Flush events are not part of EVENT_DOWNSTREAM unless asked for.
+        let types = [GST_PAD_PROBE_TYPE_BUFFER, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, GST_PAD_PROBE_TYPE_EVENT_FLUSH]
+        _ = gst_pad_add_probe(
+            output, GstPadProbeType(types.reduce(0) { $0 | $1.rawValue }), observeBuffer,
+            Unmanaged.passRetained(OutputObserver(observer)).toOpaque(), releaseOutputObserver)
     }
 
     /// The kernel thread id of the bus thread, once it runs (for tests that watch it).
@@ -265,11 +303,15 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         cgst_set_string(element, "uri", uri)
     }
 
-    /// Asks for `state`; see ``StateChangeResult``. Going to NULL or READY returns once the
-    /// streaming threads have stopped.
+    /// Asks for `state`; see ``StateChangeResult``. Going to NULL or READY first waits for an
+    /// item switch under way on a streaming thread to finish (milliseconds), keeps new ones from
+    /// starting (see `ItemSwitchGate`), and returns once the streaming threads have stopped.
+    /// Not on a streaming thread of this pipeline.
     @discardableResult
     func setState(_ state: PipelineState) -> StateChangeResult {
-        switch gst_element_set_state(element, state.gstState) {
+        let change = { gst_element_set_state(self.element, state.gstState) }
+        let result = state == .ready || state == .null ? switches.whileStopping(change) : change()
+        return switch result {
         case GST_STATE_CHANGE_SUCCESS: .success
         case GST_STATE_CHANGE_ASYNC: .async
         case GST_STATE_CHANGE_NO_PREROLL: .noPreroll
@@ -508,22 +550,155 @@ private let releaseRelay: GClosureNotify = { data, _ in
     Unmanaged<HandoverRelay>.fromOpaque(data).release()
 }
 
-// MARK: - Segment rate probe
+// MARK: - Item switches
 
-private final class SegmentRate: Sendable {
-    let bits = Atomic<UInt64>(1.0.bitPattern)
+/// Keeps playbin's item switches and the pipeline's state changes to READY or NULL apart.
+///
+/// playbin switches to the next item on the streaming thread that drained the current one:
+/// uridecodebin's `drained` signal runs playbin's handler, which emits `about-to-finish`, then
+/// unlinks the current item's decoder and changes the state of the next item's (GStreamer 1.22
+/// does this without regard to a concurrent shutdown). A state change of the pipeline to READY
+/// or NULL at that moment deadlocks: the stopping thread holds an element's state lock and waits
+/// for the streaming thread to leave, which waits for that state lock; or playbin's shutdown
+/// swapped its groups and the streaming thread changes the state of its own element ("Trying to
+/// join task ... from its thread would deadlock", then "Failed to deactivate pad ..., very bad").
+///
+/// So each `drained` emission is bracketed by a handler connected before playbin's and one
+/// connected after it. A change to READY or NULL waits until no switch is under way (they take
+/// milliseconds), and while it runs, a `drained` emission is stopped before it reaches playbin:
+/// nothing is switched, the pipeline is stopping anyway.
+private final class ItemSwitchGate: @unchecked Sendable {  // the state is only touched under `lock`
+    private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let switched = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// Changes to READY or NULL running now.
+    private var stops = 0
+    /// The threads running a switch now.
+    private var switching: [pthread_t] = []
+    /// How long a stop waits for switches at most: they take milliseconds, and a switch whose
+    /// end was never seen must not keep the engine from stopping.
+    private static let longestWait: Duration = .seconds(2)
+
+    init() {
+        pthread_mutex_init(lock, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(switched, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(switched)
+        pthread_mutex_destroy(lock)
+        switched.deallocate()
+        lock.deallocate()
+    }
+
+    /// At the start of a `drained` emission, on its streaming thread: false if the emission must
+    /// stop here (the pipeline is going to READY or NULL).
+    func enter() -> Bool {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        guard stops == 0 else { return false }
+        switching.append(pthread_self())
+        return true
+    }
+
+    /// At the end of a `drained` emission that `enter()` let through, on the same thread.
+    func leave() {
+        pthread_mutex_lock(lock)
+        let me = pthread_self()
+        if let index = switching.firstIndex(where: { pthread_equal($0, me) != 0 }) { switching.remove(at: index) }
+        pthread_cond_broadcast(switched)
+        pthread_mutex_unlock(lock)
+    }
+
+    /// Runs `change`, a state change of the pipeline to READY or NULL, once no switch is under
+    /// way, and keeps switches from starting until it returns.
+    func whileStopping<Result>(_ change: () -> Result) -> Result {
+        pthread_mutex_lock(lock)
+        stops += 1
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        deadline.tv_sec += Int(Self.longestWait.components.seconds)
+        let me = pthread_self()
+        // A switch on this very thread (the engine released by its provider) cannot end first.
+        while !switching.isEmpty, !switching.contains(where: { pthread_equal($0, me) != 0 }) {
+            if pthread_cond_timedwait(switched, lock, &deadline) == ETIMEDOUT { break }
+        }
+        pthread_mutex_unlock(lock)
+        defer {
+            pthread_mutex_lock(lock)
+            stops -= 1
+            pthread_mutex_unlock(lock)
+        }
+        return change()
+    }
 }
 
-/// playbin added a child: each item's uridecodebin gets the segment rate probe on its outputs.
+/// What playbin's `element-added` handler gives the children it hooks.
+private final class ChildHooks: Sendable {
+    let segmentRate: SegmentRate
+    let switches: ItemSwitchGate
+
+    init(segmentRate: SegmentRate, switches: ItemSwitchGate) {
+        self.segmentRate = segmentRate
+        self.switches = switches
+    }
+}
+
+private let releaseChildHooks: GClosureNotify = { data, _ in
+    guard let data else { return }
+    Unmanaged<ChildHooks>.fromOpaque(data).release()
+}
+
+/// Marks a uridecodebin as hooked: playbin adds the same one again for every other item.
+private let hookedKey = "mpris-bridge-hooked"
+
+/// playbin added a child: each item's uridecodebin gets the segment rate probe on its outputs
+/// and the item switch brackets, once.
 private let elementAdded: @convention(c) (
     UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstElement>?, gpointer?
 ) -> Void = { _, element, data in
     guard let element, let data, let name = cgst_factory_name(element),
-        String(cString: name) == "uridecodebin"
+        String(cString: name) == "uridecodebin", g_object_get_data(gobject(element), hookedKey) == nil
     else { return }
+    g_object_set_data(gobject(element), hookedKey, gpointer(bitPattern: 1))
+    let hooks = Unmanaged<ChildHooks>.fromOpaque(data).takeUnretainedValue()
     _ = cgst_connect(
         gpointer(element), "pad-added", unsafeBitCast(padAdded, to: GCallback.self),
-        Unmanaged<SegmentRate>.fromOpaque(data).retain().toOpaque(), releaseSegmentRateClosure)
+        Unmanaged.passRetained(hooks.segmentRate).toOpaque(), releaseSegmentRateClosure)
+    // Before playbin's own handler: playbin connects it after adding the element (and again each
+    // time it reuses it), and handlers run in the order they were connected.
+    _ = cgst_connect(
+        gpointer(element), "drained", unsafeBitCast(switchStarts, to: GCallback.self),
+        Unmanaged.passRetained(hooks.switches).toOpaque(), releaseSwitchGate)
+    _ = g_signal_connect_data(
+        gpointer(element), "drained", unsafeBitCast(switchEnded, to: GCallback.self),
+        Unmanaged.passRetained(hooks.switches).toOpaque(), releaseSwitchGate, G_CONNECT_AFTER)
+}
+
+private let switchStarts: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { element, data in
+    guard let element, let data else { return }
+    if !Unmanaged<ItemSwitchGate>.fromOpaque(data).takeUnretainedValue().enter() {
+        g_signal_stop_emission_by_name(gpointer(element), "drained")
+    }
+}
+
+private let switchEnded: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { _, data in
+    guard let data else { return }
+    Unmanaged<ItemSwitchGate>.fromOpaque(data).takeUnretainedValue().leave()
+}
+
+private let releaseSwitchGate: GClosureNotify = { data, _ in
+    guard let data else { return }
+    Unmanaged<ItemSwitchGate>.fromOpaque(data).release()
+}
+
+// MARK: - Segment rate probe
+
+private final class SegmentRate: Sendable {
+    let bits = Atomic<UInt64>(1.0.bitPattern)
 }
 
 private let padAdded: @convention(c) (
@@ -551,6 +726,77 @@ private let applySegmentRate: GstPadProbeCallback = { _, info, data in
 private let releaseSegmentRate: GDestroyNotify = { data in
     guard let data else { return }
     Unmanaged<SegmentRate>.fromOpaque(data).release()
+}
+
+// MARK: - Output observer
+
+/// The state of an output observer's probe, on the output's streaming thread.
+private final class OutputObserver: Sendable {
+    private struct State {
+        var segment: TimeSegment?
+        var stream = -1
+        var flushes = 0
+    }
+
+    /// A copy of a TIME segment.
+    private struct TimeSegment: @unchecked Sendable {  // a plain value; its only pointers are unused reserved fields
+        var segment: GstSegment
+    }
+
+    private let state = Mutex(State())
+    private let observer: @Sendable (OutputBuffer) -> Void
+
+    init(_ observer: @escaping @Sendable (OutputBuffer) -> Void) { self.observer = observer }
+
+    func handle(_ info: UnsafeMutablePointer<GstPadProbeInfo>) {
+        guard let data = info.pointee.data else { return }
+        if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0 {
+            let buffer = data.assumingMemoryBound(to: GstBuffer.self).pointee
+            let observed = state.withLock { state -> OutputBuffer? in
+                guard var segment = state.segment?.segment, buffer.pts != cgst_clock_time_none() else { return nil }
+                let duration = buffer.duration == cgst_clock_time_none() ? 0 : buffer.duration
+                let times = [
+                    gst_segment_to_running_time(&segment, GST_FORMAT_TIME, buffer.pts),
+                    gst_segment_to_running_time(&segment, GST_FORMAT_TIME, buffer.pts + duration),
+                    gst_segment_to_stream_time(&segment, GST_FORMAT_TIME, buffer.pts),
+                    gst_segment_to_stream_time(&segment, GST_FORMAT_TIME, buffer.pts + duration),
+                ]
+                // Outside the segment (clipped): it does not play.
+                guard !times.contains(cgst_clock_time_none()) else { return nil }
+                let (start, end, position, endPosition) = (times[0], times[1], times[2], times[3])
+                return OutputBuffer(
+                    stream: state.stream, flushes: state.flushes, start: .nanoseconds(Int64(start)),
+                    end: .nanoseconds(Int64(end)), position: .nanoseconds(Int64(position)),
+                    endPosition: .nanoseconds(Int64(endPosition)))
+            }
+            if let observed { observer(observed) }
+            return
+        }
+        let event = data.assumingMemoryBound(to: GstEvent.self)
+        switch event.pointee.type {
+        case GST_EVENT_STREAM_START:
+            state.withLock { $0.stream += 1 }
+        case GST_EVENT_FLUSH_STOP:
+            state.withLock { $0.flushes += 1 }
+        case GST_EVENT_SEGMENT:
+            var segment: UnsafePointer<GstSegment>?
+            gst_event_parse_segment(event, &segment)
+            let copy = segment.flatMap { $0.pointee.format == GST_FORMAT_TIME ? TimeSegment(segment: $0.pointee) : nil }
+            state.withLock { $0.segment = copy }
+        default:
+            break
+        }
+    }
+}
+
+private let observeBuffer: GstPadProbeCallback = { _, info, data in
+    if let info, let data { Unmanaged<OutputObserver>.fromOpaque(data).takeUnretainedValue().handle(info) }
+    return GST_PAD_PROBE_OK
+}
+
+private let releaseOutputObserver: GDestroyNotify = { data in
+    guard let data else { return }
+    Unmanaged<OutputObserver>.fromOpaque(data).release()
 }
 
 // MARK: - Flush probe
@@ -586,6 +832,10 @@ private func tagString(_ list: UnsafeMutablePointer<GstTagList>, _ tag: String) 
     guard gst_tag_list_get_string(list, tag, &value) != 0, let value else { return nil }
     defer { g_free(value) }
     return String(cString: value)
+}
+
+private func gobject(_ element: UnsafeMutablePointer<GstElement>) -> UnsafeMutablePointer<GObject> {
+    UnsafeMutableRawPointer(element).assumingMemoryBound(to: GObject.self)
 }
 
 private func gstObject(_ element: UnsafeMutablePointer<GstElement>) -> UnsafeMutablePointer<GstObject> {

@@ -72,6 +72,13 @@ public final class GStreamerEngine: PlaybackEngine {
     /// The kernel id of the bus thread (tests check that it sleeps while paused).
     var busThreadID: Int32? { playbin.busThreadID }
 
+    /// Calls `observer` for each buffer that reaches the output, with its timestamps by the
+    /// pipeline clock, on a streaming thread (tests measure rates and gaps with it). Call before
+    /// loading.
+    func observeOutput(_ observer: @escaping @Sendable (OutputBuffer) -> Void) {
+        playbin.observeOutput(observer)
+    }
+
     // MARK: - PlaybackEngine
 
     public func load(_ url: URL) async throws(PlaybackError) {

@@ -118,10 +118,9 @@ struct PrivateBusTests {
         // Stand-in for the test process: a "feeder" holds the watchdog's stdin, and is killed.
         let harness = """
             exec 3>&1
-            sh -c 'echo "feeder $$" >&3; exec sleep 30' | sh -c "$0" private-bus-watchdog "$1" "$2"
+            sh -c 'echo "feeder $$" >&3; exec sleep 30' | sh -c "$0" private-bus-watchdog "$1" --session
             """
-        let parent = try ChildProcess.spawn(
-            "/bin/sh", ["-c", harness, PrivateBus.watchdogScript, "/usr/bin/dbus-daemon", "--session"])
+        let parent = try ChildProcess.spawn("/bin/sh", ["-c", harness, PrivateBus.watchdogScript, "/usr/bin/dbus-daemon"])
         var feeder: Int32?
         var daemon: Int32?
         var address: String?

@@ -137,6 +137,106 @@ final class EventLog: Sendable {
 
 struct TimedOut: Error {}
 
+/// Records the buffers that reach an engine's output, with their timestamps by the pipeline
+/// clock (``GStreamerEngine/observeOutput(_:)``), and lets a test wait for them.
+///
+/// Rates, gaps and where a stream starts are measured on these timestamps rather than against
+/// the wall clock: the sink plays each buffer when the pipeline clock reaches its running time,
+/// so they say what is heard and when, and a busy machine does not change them (it delays the
+/// test's own readings of the wall clock, and the streaming threads, by any amount).
+final class OutputLog: Sendable {
+    private let state = Mutex<(buffers: [OutputBuffer], waiters: [CheckedContinuation<Void, Never>])>(([], []))
+
+    init(_ engine: GStreamerEngine) {
+        engine.observeOutput { [weak self] buffer in self?.append(buffer) }
+    }
+
+    var buffers: [OutputBuffer] { state.withLock { $0.buffers } }
+
+    /// The buffers of each stream (item) in the order they played, those of a stream that a
+    /// flushing seek cut in two counted as one stream from the seek on.
+    var streams: [[OutputBuffer]] {
+        var streams: [[OutputBuffer]] = []
+        for buffer in buffers {
+            if let last = streams.last?.last, last.stream == buffer.stream, last.flushes == buffer.flushes {
+                streams[streams.count - 1].append(buffer)
+            } else {
+                streams.append([buffer])
+            }
+        }
+        return streams
+    }
+
+    /// One line per stream: its flush epoch, positions and running times (for failure messages).
+    var summary: String {
+        streams.map { stream in
+            let first = stream.first!, last = stream.last!
+            return "stream \(first.stream)/flush \(first.flushes): \(stream.count) buffers, position "
+                + "\(first.position.seconds)–\(last.endPosition.seconds) "
+                + "at \(first.start.seconds)–\(last.end.seconds)"
+        }.joined(separator: "; ")
+    }
+
+    private func append(_ buffer: OutputBuffer) {
+        let waiters = state.withLock { state in
+            state.buffers.append(buffer)
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Waits until `condition` holds for the buffers recorded so far, for at most `timeout`;
+    /// fails the test (and throws) if it does not.
+    func wait(
+        timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation,
+        until condition: @escaping @Sendable (OutputLog) -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let seen = state.withLock { $0.buffers.count }
+            if condition(self) { return }
+            guard ContinuousClock.now < deadline else {
+                Issue.record("The output did not get there within \(timeout)", sourceLocation: sourceLocation)
+                throw TimedOut()
+            }
+            // The next buffer (they come every few milliseconds while playing) or the deadline.
+            let timer = Task { [weak self] in
+                try? await Task.sleep(until: deadline)
+                self?.wakeAll()
+            }
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state in
+                    if state.buffers.count != seen || ContinuousClock.now >= deadline { return true }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+            timer.cancel()
+        }
+    }
+
+    private func wakeAll() {
+        let waiters = state.withLock { state in
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+extension Array where Element == OutputBuffer {
+    /// The running time at which the first buffer starts and the last one ends.
+    var start: Duration { first?.start ?? .zero }
+    var end: Duration { last?.end ?? .zero }
+    /// Media played per second of pipeline clock, over all the buffers.
+    var speed: Double {
+        guard let first, let last, last.end > first.start else { return 0 }
+        return (last.endPosition - first.position) / (last.end - first.start)
+    }
+}
+
 /// Waits until `condition` holds, checking every 10 ms, for at most `timeout`. For values the
 /// engine exposes only by reading (position), never for events.
 func eventually(

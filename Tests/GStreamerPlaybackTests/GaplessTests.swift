@@ -31,23 +31,21 @@ final class QueueProvider: Sendable {
 }
 
 @Suite struct GaplessTests {
-    /// Plays `first` then `second` (1 s each) with a provider; returns the log and the instant
-    /// PLAYING was reached.
+    /// Plays `first` then `second` (1 s each) with a provider whose consumer advances when the
+    /// second item starts, as a play queue would.
     private func playTwo(
         _ engine: GStreamerEngine, _ log: EventLog, _ first: URL, _ second: URL
-    ) async throws -> (provider: QueueProvider, playing: ContinuousClock.Instant) {
+    ) async throws -> QueueProvider {
         let provider = QueueProvider([second])
         engine.setNextItemProvider { provider.next() }
         try await engine.load(first)
         try await engine.play()
-        // Timed like the events it is compared with: as the event log received it.
-        let playing = try await log.first { $0 == .stateChanged(.playing) }.entry.time
         // The consumer advances its queue when the next item really starts.
         Task {
             _ = try? await log.first(timeout: .seconds(5)) { $0 == .streamStarted(second) }
             provider.advance()
         }
-        return (provider, playing)
+        return provider
     }
 
     @Test func handsOverToTheNextItemWithoutAGap() async throws {
@@ -56,18 +54,25 @@ final class QueueProvider: Sendable {
         let first = try await media.make("first", .flac, seconds: 1)
         let second = try await media.make("second", .flac, seconds: 1, tags: TestMedia.Tags(title: "Second"))
         let (engine, log) = try makeEngine()
-        let (_, playing) = try await playTwo(engine, log, first, second)
-
-        let samples = try await PositionSamples.record(engine, log, second, since: playing)
-        let gap = try samples.start(ofItem: 2) - samples.start(ofItem: 1) - .seconds(1)
-        print("gapless: gap between the two items \(gap), from \(samples.count) position samples")
-        #expect(abs(gap.seconds) < 0.005, "gap \(gap)")
+        let output = OutputLog(engine)
+        _ = try await playTwo(engine, log, first, second)
 
         let started = try await log.first { $0 == .streamStarted(second) }
         let end = try await log.first(from: started.index) { $0.isEndOfStream }
         // When events reach this task is no measure (it jitters on a busy machine): only the order.
         #expect(started.index < end.index)
         #expect(engine.currentURL == second)
+
+        // Everything has played by the end of stream. The second item starts on the pipeline
+        // clock exactly where the first one ends, from its own start: no gap, no overlap.
+        let streams = output.streams
+        try #require(streams.count == 2, "\(output.summary)")
+        #expect(abs((streams[0].end - streams[0].start).seconds - 1) < 0.001)
+        #expect(streams[1].first?.position == .zero)
+        let gap = streams[1].start - streams[0].end
+        print("gapless: gap between the two items \(gap)")
+        #expect(abs(gap.seconds) < 0.001, "gap \(gap)")
+        #expect(abs((streams[1].end - streams[1].start).seconds - 1) < 0.001)
 
         let afterHandOver = Array(log.events[started.index...])
         #expect(afterHandOver.contains(.durationChanged(.seconds(1))))
@@ -84,20 +89,29 @@ final class QueueProvider: Sendable {
         let first = try await media.make("first", .flac, seconds: 3)
         let second = try await media.make("second", .flac, seconds: 1)
         let (engine, log) = try makeEngine()
+        let output = OutputLog(engine)
         let provider = QueueProvider([second])
         engine.setNextItemProvider { provider.next() }
         try await engine.load(first)
         try await engine.seek(to: .seconds(1))
+        let playRequested = ContinuousClock.now
         try await engine.play()
-        let playing = try await log.first { $0 == .stateChanged(.playing) }.entry.time
         // A local file is read about a second ahead: the provider is asked while the first plays.
         #expect(provider.callCount == 0)
         let started = try await log.first { $0 == .streamStarted(second) }
         #expect(provider.callCount == 1)
-        // The 2 s left of the first item play before the second starts (events reach this task
-        // late on a busy machine, never early).
-        #expect(started.entry.time - playing > .milliseconds(1800))
+        // The 2 s left of the first item play before the second starts. Events reach this task
+        // late on a busy machine, never early; the stream start reaches the output when the
+        // last buffer of the first item (0.1 s) starts playing.
+        #expect(started.entry.time - playRequested > .milliseconds(1800))
         try await log.first(from: started.index) { $0.isEndOfStream }
+        // By the pipeline clock: the first item from 1 s on for 2 s, then the second, seamlessly.
+        let streams = output.streams
+        try #require(streams.count >= 2, "\(output.summary)")
+        let (rest, next) = (streams[streams.count - 2], streams[streams.count - 1])
+        #expect(abs(try #require(rest.first).position.seconds - 1) < 0.001)
+        #expect(abs((rest.end - rest.start).seconds - 2) < 0.001)
+        #expect(abs((next.start - rest.end).seconds) < 0.001)
     }
 
     @Test func rateCarriesOverTheHandOver() async throws {
@@ -106,16 +120,23 @@ final class QueueProvider: Sendable {
         let first = try await media.make("first", .flac, seconds: 1)
         let second = try await media.make("second", .flac, seconds: 1)
         let (engine, log) = try makeEngine()
+        let output = OutputLog(engine)
         try await engine.setRate(2)
-        let (_, playing) = try await playTwo(engine, log, first, second)
+        _ = try await playTwo(engine, log, first, second)
+        let started = try await log.first { $0 == .streamStarted(second) }
+        try await log.first(from: started.index) { $0.isEndOfStream }
 
-        let samples = try await PositionSamples.record(engine, log, second, since: playing, rate: 2)
-        // Both items advance twice as fast as the clock, and the second starts when the first
-        // has played its second in half a second: no gap, no stall.
-        #expect(abs(try samples.speed(ofItem: 1) - 2) < 0.05)
-        #expect(abs(try samples.speed(ofItem: 2) - 2) < 0.05)
-        let gap = try samples.start(ofItem: 2) - samples.start(ofItem: 1) - .milliseconds(500)
-        #expect(abs(gap.seconds) < 0.005, "gap \(gap)")
+        // Both items play twice as fast as the pipeline clock, and the second starts half a
+        // second after the first, when the first has played its second: no stall.
+        let streams = output.streams
+        try #require(streams.count == 2, "\(output.summary)")
+        #expect(abs(streams[0].speed - 2) < 0.01, "\(output.summary)")
+        #expect(abs(streams[1].speed - 2) < 0.01, "\(output.summary)")
+        #expect(abs((streams[1].start - streams[0].start).seconds - 0.5) < 0.001, "\(output.summary)")
+        // scaletempo (GStreamer 1.22) does not output the last window of a stream when it ends,
+        // 25 ms at rate 2: that much is missing at the end of the first item, and no more.
+        let missing = streams[1].start - streams[0].end
+        #expect(missing >= .zero && missing < .milliseconds(30), "\(output.summary)")
         #expect(engine.rate == 2)
         #expect(!log.events.contains { $0.isError })
     }
@@ -126,21 +147,32 @@ final class QueueProvider: Sendable {
         let first = try await media.make("first", .flac, seconds: 1)
         let second = try await media.make("second", .flac, seconds: 1)
         let (engine, log) = try makeEngine()
-        let (provider, _) = try await playTwo(engine, log, first, second)
+        let output = OutputLog(engine)
+        let provider = try await playTwo(engine, log, first, second)
         // A 1 s file is read whole at once: the hand-over is prepared in a few milliseconds.
         #expect(try await eventually { provider.callCount >= 1 })
+        let seekRequested = ContinuousClock.now
         try await engine.seek(to: .milliseconds(500))
+        // Where it seeked to, and since then at most as far as the clock went.
         let position = try #require(engine.position)
-        #expect(position >= .milliseconds(500) && position < .milliseconds(800), "at \(position)")
-        let seeked = ContinuousClock.now
+        let sinceSeek = ContinuousClock.now - seekRequested
+        #expect(position >= .milliseconds(500) && position <= .milliseconds(500) + sinceSeek, "at \(position)")
 
         let started = try await log.first { $0 == .streamStarted(second) }
         let end = try await log.first(from: started.index) { $0.isEndOfStream }
         // 0.5 s of the first and 1 s of the second (events reach this task late on a busy
         // machine, never early), and the second only once.
-        #expect(end.entry.time - seeked > .milliseconds(1400), "\(log.events)")
+        #expect(end.entry.time - seekRequested > .milliseconds(1500), "\(log.events)")
         #expect(log.events.filter { $0 == .streamStarted(second) }.count == 1)
         #expect(!log.events.contains { $0.isError })
+        // By the pipeline clock: the first item from 0.5 s, then all of the second, seamlessly.
+        let streams = output.streams
+        try #require(streams.count >= 2, "\(output.summary)")
+        let (rest, next) = (streams[streams.count - 2], streams[streams.count - 1])
+        #expect(abs(try #require(rest.first).position.seconds - 0.5) < 0.001)
+        #expect(next.first?.position == .zero)
+        #expect(abs((next.start - rest.end).seconds) < 0.001)
+        #expect(abs((next.end - next.start).seconds - 1) < 0.001)
     }
 
     @Test func withoutAProviderTheItemEnds() async throws {
@@ -164,18 +196,27 @@ final class QueueProvider: Sendable {
             try await media.make("three", .flac, seconds: 1),
         ]
         let (engine, log) = try makeEngine()
+        let output = OutputLog(engine)
         let asked = Mutex<[URL]>([])
         engine.setSuccessorProvider { item in
             asked.withLock { $0.append(item) }
             return items.firstIndex(of: item).flatMap { items.indices.contains($0 + 1) ? items[$0 + 1] : nil }
         }
         try await engine.load(items[0])
+        let playRequested = ContinuousClock.now
         try await engine.play()
-        let playing = ContinuousClock.now
         let end = try await log.first { $0.isEndOfStream }
-        #expect(end.entry.time - playing > .milliseconds(2900), "3 × 1 s took \(end.entry.time - playing)")
+        // Events reach this task late on a busy machine, never early.
+        #expect(end.entry.time - playRequested > .seconds(3), "3 × 1 s took \(end.entry.time - playRequested)")
         #expect(log.events.filter { if case .streamStarted = $0 { true } else { false } } == items.map(PlaybackEvent.streamStarted))
         #expect(asked.withLock { $0 } == items)
+        // By the pipeline clock: three seconds, one after the other.
+        let streams = output.streams
+        try #require(streams.count == 3, "\(output.summary)")
+        for (index, stream) in streams.enumerated() {
+            #expect(abs(stream.start.seconds - Double(index)) < 0.001, "item \(index) from \(stream.start)")
+            #expect(abs(stream.end.seconds - Double(index + 1)) < 0.001, "item \(index) to \(stream.end)")
+        }
     }
 
     @Test func aMissingNextItemIsReportedWhenTheCurrentOneEnds() async throws {
@@ -187,12 +228,12 @@ final class QueueProvider: Sendable {
         let provider = QueueProvider([missing])
         engine.setNextItemProvider { provider.next() }
         try await engine.load(first)
+        let playRequested = ContinuousClock.now
         try await engine.play()
-        let playing = ContinuousClock.now
         let failure = try await log.first { $0.isError }
-        // The first item played to its end: a second after PLAYING (events reach this task
-        // late on a busy machine, never early).
-        #expect(failure.entry.time - playing > .milliseconds(900))
+        // The first item played to its end: a second after play() was asked (events reach this
+        // task late on a busy machine, never early).
+        #expect(failure.entry.time - playRequested > .seconds(1))
         #expect(failure.entry.event.playbackError?.url == missing)
         #expect(failure.entry.event.playbackError?.kind == .notFound)
         #expect(!log.events.contains(.endOfStream))
@@ -219,63 +260,20 @@ final class QueueProvider: Sendable {
                     || (error.kind == .other && error.message.hasPrefix("Stopped because the next item failed")),
                 "\(error)")
         }
-        let failure = try await log.first { $0.isError }.entry.event.playbackError
+        let failed = try await log.first { $0.isError }
+        let failure = failed.entry.event.playbackError
         #expect(failure?.url == corrupt)
         #expect(failure?.kind == .unsupported)
-        try await log.first { $0 == .stateChanged(.stopped) }
-    }
-}
-
-/// The position of an engine sampled against the wall clock while two items play, to measure
-/// the gap between them and their speed without relying on when events reach the test (their
-/// delivery jitters when the machine is busy).
-struct PositionSamples {
-    struct Sample {
-        /// Since PLAYING, at the middle of the position query.
-        var wall: Duration
-        var position: Duration
-        var item: Int
-    }
-
-    var samples: [Sample]
-    var rate: Double
-
-    var count: Int { samples.count }
-
-    /// Samples every 10 ms until the end of stream; item 2 starts with `.streamStarted(second)`.
-    static func record(
-        _ engine: GStreamerEngine, _ log: EventLog, _ second: URL, since playing: ContinuousClock.Instant,
-        rate: Double = 1
-    ) async throws -> PositionSamples {
-        var samples: [Sample] = []
-        while !log.events.contains(.endOfStream), ContinuousClock.now - playing < .seconds(5) {
-            let before = ContinuousClock.now
-            let position = engine.position
-            let after = ContinuousClock.now
-            let item = log.events.contains(.streamStarted(second)) ? 2 : 1
-            // Clear of the ends of each 1 s item (and of late event delivery), and not preempted.
-            if let position, position > .milliseconds(150), position < .milliseconds(850),
-                after - before < .milliseconds(1)
-            {
-                samples.append(Sample(wall: (before - playing) + (after - before) / 2, position: position, item: item))
-            }
-            try await Task.sleep(for: .milliseconds(10))
+        // The engine stops. A consumer told it was paused or playing is told it stopped; when the
+        // successor failed before the first item was prerolled (a busy machine), it was never told
+        // anything but stopped, and nothing is repeated.
+        let reported = log.events[..<failed.index].compactMap { event -> EngineState? in
+            if case .stateChanged(let state) = event { state } else { nil }
         }
-        return PositionSamples(samples: samples, rate: rate)
-    }
-
-    /// When `item` started, in wall clock since PLAYING: the median of wall − position / rate.
-    func start(ofItem item: Int) throws -> Duration {
-        let values = samples.filter { $0.item == item }.map { $0.wall - $0.position / rate }.sorted()
-        try #require(values.count > 5, "too few samples of item \(item)")
-        return values[values.count / 2]
-    }
-
-    /// Position advanced per wall-clock second during `item`, from its first and last samples.
-    func speed(ofItem item: Int) throws -> Double {
-        let mine = samples.filter { $0.item == item }
-        let first = try #require(mine.first), last = try #require(mine.last)
-        try #require(last.wall - first.wall > .milliseconds(100))
-        return (last.position - first.position) / (last.wall - first.wall)
+        if let last = reported.last, last != .stopped {
+            try await log.first(from: failed.index) { $0 == .stateChanged(.stopped) }
+        }
+        #expect(engine.position == nil)
+        #expect(engine.currentURL == nil)
     }
 }

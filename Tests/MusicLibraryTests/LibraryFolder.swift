@@ -23,7 +23,9 @@ struct LibraryFolder {
 
     func remove() { folder.remove() }
 
-    func open() throws -> MusicLibrary { try MusicLibrary(root: root, indexPath: indexPath) }
+    func open(discoveryTimeout: Duration = .seconds(10)) throws -> MusicLibrary {
+        try MusicLibrary(root: root, indexPath: indexPath, discoveryTimeout: discoveryTimeout)
+    }
 
     func path(_ relative: String) -> String { relative.isEmpty ? root : root + "/" + relative }
 

@@ -161,15 +161,20 @@ import Testing
             unreadable = true
         }
 
-        let library = try folder.open()
+        // GStreamer 1.22's discoverer now and then (about one truncated Ogg file in a hundred,
+        // measured) misses the error and waits for its timeout: kept short here.
+        let library = try folder.open(discoveryTimeout: .seconds(2))
         let summary = try await library.scan()
 
         #expect(summary.added == 1)
         #expect(try library.tracks().map(\.title) == ["Good"])
         let reasons = Dictionary(uniqueKeysWithValues: summary.failures.map { ($0.path, $0.reason) })
         #expect(reasons["bad/junk.ogg"] == "not playable media: Could not determine type of stream.")
-        #expect(reasons["bad/truncated.ogg"]?.hasPrefix("not playable media: ") == true)
-        #expect(reasons["bad/empty.mp3"]?.hasPrefix("not playable media: ") == true)
+        let truncated = reasons["bad/truncated.ogg"] ?? ""
+        #expect(
+            truncated.hasPrefix("not playable media: ") || truncated == "reading timed out after 2.0 seconds",
+            "\(reasons)")
+        #expect(reasons["bad/empty.mp3"]?.hasPrefix("not playable media: ") == true, "\(reasons)")
         #expect(reasons["bad/gone.flac"] == "cannot read: No such file or directory")
         if unreadable { #expect(reasons["bad/locked.wav"] == "cannot read: Permission denied") }
         #expect(summary.failures.count == (unreadable ? 5 : 4))
@@ -191,41 +196,37 @@ import Testing
         #expect(try library.trackCount == 1)
     }
 
-    /// A scan cancelled after its first file keeps what it committed, and the next scan finishes
-    /// the job.
+    /// A scan cancelled once it has read some files keeps what it read, and the next scan
+    /// finishes the job.
     @Test func aCancelledScanIsResumedByTheNext() async throws {
         let folder = try LibraryFolder("cancel")
         defer { folder.remove() }
-        // GStreamer takes 50 ms over each of these MP3s (no Xing header): slow enough to cancel.
+        // GStreamer takes 50 ms over each of these MP3s (no Xing header), and a scan reads at
+        // most eight at once: 100 take over half a second, the first report comes after 100 ms.
+        let files = 100
         try await folder.generate(.mp3, "source.mp3")
-        for index in 0..<40 { try folder.copy("source.mp3", to: "copies/\(index).mp3") }
+        for index in 0..<files { try folder.copy("source.mp3", to: "copies/\(index).mp3") }
         folder.delete("source.mp3")
         let library = try folder.open()
 
-        let firstFileRead = AsyncStream.makeStream(of: Void.self)
+        // Cancelled from its own progress report, on the scan's task: not when a busy machine
+        // gets round to running the test again.
+        let scanTask = ScanHandle()
         let scan = Task {
             try await library.scan { progress in
-                if progress.examined > 0 { firstFileRead.continuation.yield() }
+                if progress.examined > 0 { scanTask.cancel() }
             }
         }
-        for await _ in firstFileRead.stream { break }
-        scan.cancel()
+        scanTask.set(scan)
         let cancelled = await scan.result
+        #expect(throws: CancellationError.self) { try cancelled.get() }
         let kept = try library.trackCount
-        if case .success(let summary) = cancelled {
-            // The scan finished before it saw the cancellation.
-            #expect(summary.added == 40)
-        } else {
-            #expect(throws: CancellationError.self) { try cancelled.get() }
-            // On a busy machine the cancellation may land after the last batch was committed:
-            // what counts is that nothing committed is lost and the next scan reads only the rest.
-            #expect(kept <= 40)
-        }
+        #expect(kept > 0 && kept < files, "kept \(kept)")
 
         let resumed = try await library.scan()
-        #expect(resumed.added == 40 - kept)
+        #expect(resumed.added == files - kept)
         #expect(resumed.unchanged == kept)
-        #expect(try library.trackCount == 40)
+        #expect(try library.trackCount == files)
     }
 
     @Test func oneScanAtATime() async throws {
@@ -244,6 +245,23 @@ import Testing
         let succeeded = outcomes.compactMap { try? $0.get() }
         #expect(refused.count + succeeded.count == 2)
         #expect(succeeded.map(\.added).reduce(0, +) == 4)
+    }
+}
+
+/// The scan task, for its own progress handler to cancel.
+private final class ScanHandle: Sendable {
+    private let task = Mutex<Task<ScanSummary, any Error>?>(nil)
+    private let isCancelled = Mutex(false)
+
+    func set(_ task: Task<ScanSummary, any Error>) {
+        self.task.withLock { $0 = task }
+        if isCancelled.withLock({ $0 }) { task.cancel() }
+    }
+
+    /// Cancels the task, now or as soon as it is set.
+    func cancel() {
+        isCancelled.withLock { $0 = true }
+        task.withLock { $0 }?.cancel()
     }
 }
 
