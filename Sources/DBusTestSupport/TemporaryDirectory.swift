@@ -22,29 +22,34 @@ public struct TemporaryDirectory: Sendable {
 
     /// Deletes the directory and everything below it (symbolic links are removed, not followed).
     public func remove() {
-        Self.removeTree(path)
+        removeTree(path)
     }
+}
 
-    private static func removeTree(_ path: String) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        guard info.st_mode & S_IFMT == S_IFDIR else {
-            unlink(path)
-            return
-        }
-        if let directory = opendir(path) {
-            var names: [String] = []
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                    String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-                }
-                if name != "." && name != ".." { names.append(name) }
-            }
-            closedir(directory)
-            for name in names { removeTree(path + "/" + name) }
-        }
-        rmdir(path)
+/// Deletes `path` and everything below it; symbolic links are removed, not followed. A path
+/// that does not exist is no error.
+public func removeTree(_ path: String) {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return }
+    guard info.st_mode & S_IFMT == S_IFDIR else {
+        unlink(path)
+        return
     }
+    for name in directoryEntries(path) ?? [] { removeTree(path + "/" + name) }
+    rmdir(path)
+}
+
+/// The names in the directory at `path`, "." and ".." left out, in the order the system lists
+/// them; nil when it cannot be read. Opening the listing takes one descriptor while it runs.
+public func directoryEntries(_ path: String) -> [String]? {
+    guard let directory = opendir(path) else { return nil }
+    defer { closedir(directory) }
+    var names: [String] = []
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name != "." && name != ".." { names.append(name) }
+    }
+    return names
 }
 
 /// Where SwiftPM put the package's executables: the folder of the running test bundle, so a test

@@ -35,14 +35,8 @@ func processState(_ pid: Int32) -> Character? {
 
 /// Number of open descriptors of the test process.
 func openDescriptorCount() -> Int {
-    guard let directory = opendir("/proc/self/fd") else { return -1 }
-    defer { closedir(directory) }
-    var count = 0
-    while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        if name != "." && name != ".." { count += 1 }
-    }
-    return count - 1  // the directory stream's own descriptor
+    guard let entries = directoryEntries("/proc/self/fd") else { return -1 }
+    return entries.count - 1  // the directory stream's own descriptor
 }
 
 @Suite("ChildProcess", .timeLimit(.minutes(1)))

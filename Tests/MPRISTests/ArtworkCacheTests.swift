@@ -317,15 +317,7 @@ private func jpeg(_ count: Int) -> Data {
 
 /// The names in a directory, without "." and "..", and without other dot files unless asked.
 private func listing(_ path: String, includingHidden: Bool = false) -> Set<String> {
-    guard let stream = opendir(path) else { return [] }
-    defer { closedir(stream) }
-    var names: Set<String> = []
-    while let item = readdir(stream) {
-        let name = withUnsafeBytes(of: item.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        if name == "." || name == ".." || (!includingHidden && name.hasPrefix(".")) { continue }
-        names.insert(name)
-    }
-    return names
+    Set((directoryEntries(path) ?? []).filter { includingHidden || !$0.hasPrefix(".") })
 }
 
 /// The summed sizes of the regular files in a directory whose names are cache entries'.

@@ -1,3 +1,4 @@
+import DBusTestSupport
 import Glibc
 
 /// Linux process plumbing for the benchmarks: CPU pinning, per-process CPU time, the
@@ -40,7 +41,7 @@ public enum System {
     public static func cpuNanoseconds(of pid: Int32) -> UInt64 {
         var total: UInt64 = 0
         for thread in threads(of: pid) {
-            guard let text = readFile("/proc/\(pid)/task/\(thread)/schedstat"),
+            guard let text = readWholeFile("/proc/\(pid)/task/\(thread)/schedstat"),
                 let first = text.split(separator: " ").first, let value = UInt64(first)
             else { continue }
             total += value
@@ -69,31 +70,24 @@ public enum System {
     }
 
     private static func threads(of pid: Int32) -> [Int32] {
-        guard let directory = opendir("/proc/\(pid)/task") else { return [] }
-        defer { closedir(directory) }
-        var result: [Int32] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if let thread = Int32(name) { result.append(thread) }
-        }
-        return result
+        (directoryEntries("/proc/\(pid)/task") ?? []).compactMap { Int32($0) }
     }
+}
 
-    private static func readFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        var length = 0
-        while length < buffer.count {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + length, $0.count - length) }
-            if count <= 0 { break }
-            length += count
-        }
-        return String(decoding: buffer[..<length], as: UTF8.self)
+/// The whole of a (possibly large, possibly `/proc`) file, nil if it cannot be opened.
+public func readWholeFile(_ path: String) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        if count <= 0 { break }
+        bytes += chunk[..<count]
     }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 @inlinable public func monotonicNanoseconds() -> UInt64 {

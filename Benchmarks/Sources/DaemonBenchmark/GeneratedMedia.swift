@@ -241,38 +241,13 @@ func writeFile(_ path: String, _ text: String) throws {
     fclose(file)
 }
 
-/// Deletes `path` and everything below it (symbolic links are removed, not followed).
-func removeTree(_ path: String) {
-    var info = stat()
-    guard lstat(path, &info) == 0 else { return }
-    guard info.st_mode & S_IFMT == S_IFDIR else {
-        unlink(path)
-        return
-    }
-    if let directory = opendir(path) {
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        closedir(directory)
-        for name in names { removeTree(path + "/" + name) }
-    }
-    rmdir(path)
-}
-
 /// Copies every file directly in `source` (the index and its journal files) into `destination`.
 func copyFolderFiles(_ source: String, to destination: String) throws {
     try makeDirectories(destination)
-    guard let directory = opendir(source) else { throw BenchmarkFailure(description: "cannot read \(source)") }
-    defer { closedir(directory) }
-    while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    guard let names = directoryEntries(source) else { throw BenchmarkFailure(description: "cannot read \(source)") }
+    for name in names {
         var info = stat()
-        guard name != ".", name != "..", stat(source + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFREG
-        else { continue }
+        guard stat(source + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
         try copyFile(source + "/" + name, to: destination + "/" + name)
     }
 }

@@ -1,4 +1,5 @@
 import BenchmarkSupport
+import DBusTestSupport
 import Glibc
 
 /// What `/proc` tells about another process, read without disturbing it: memory, CPU time,
@@ -125,11 +126,9 @@ struct ProcessProbe: Sendable {
 
     /// The processes whose parent is this one (the daemon's scan child), from every `/proc/N/stat`.
     func children() -> [Int32] {
-        guard let directory = opendir("/proc") else { return [] }
-        defer { closedir(directory) }
         var result: [Int32] = []
-        while let entry = readdir(directory) {
-            guard let candidate = Int32(entryName(entry)),
+        for name in directoryEntries("/proc") ?? [] {
+            guard let candidate = Int32(name),
                 let text = readWholeFile("/proc/\(candidate)/stat"), let close = text.lastIndex(of: ")")
             else { continue }
             let fields = text[text.index(after: close)...].split(separator: " ")
@@ -164,13 +163,7 @@ struct ProcessProbe: Sendable {
     }
 
     private func threadIDs() -> [Int32] {
-        guard let directory = opendir("/proc/\(pid)/task") else { return [] }
-        defer { closedir(directory) }
-        var result: [Int32] = []
-        while let entry = readdir(directory) {
-            if let thread = Int32(entryName(entry)) { result.append(thread) }
-        }
-        return result.sorted()
+        (directoryEntries("/proc/\(pid)/task") ?? []).compactMap { Int32($0) }.sorted()
     }
 }
 
@@ -258,24 +251,3 @@ extension Substring {
     fileprivate var trimmingLeadingSpaces: Substring { drop { $0 == " " } }
 }
 
-private func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
-    withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-        String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-    }
-}
-
-/// The whole of a (possibly large, possibly `/proc`) file, nil if it cannot be opened.
-func readWholeFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count < 0 && errno == EINTR { continue }
-        if count <= 0 { break }
-        bytes += chunk[..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}
