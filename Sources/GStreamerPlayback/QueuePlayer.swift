@@ -279,6 +279,8 @@ public actor QueuePlayer {
 
     /// The queue in play order.
     public var items: [QueueItem] { queue.items }
+    /// The number of entries in the queue (without building ``items``).
+    public var itemCount: Int { queue.count }
     /// Whether the player is playing, paused or stopped.
     public var playbackState: PlaybackState { state }
 

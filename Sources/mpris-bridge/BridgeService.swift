@@ -86,12 +86,12 @@ struct BridgeService: Service {
         let store = StateStore(directory: settings.stateDirectory, logger: logger)
         if let snapshot = store.load() {
             await player.restore(snapshot, items: items.items(for: snapshot.addedOrder))
-            let count = await player.items.count
+            let count = await player.itemCount
             logger.info("restored a queue of \(count) entries")
         }
         await player.observeChanges { store.save($0) }
-        if await player.items.isEmpty { await fillQueue(player, from: library, items: items) }
-        let queued = await player.items.count
+        if await player.itemCount == 0 { await fillQueue(player, from: library, items: items) }
+        let queued = await player.itemCount
         // Building the queue freed more than it kept; give it back rather than hold it while idle.
         _ = malloc_trim(0)
         logger.info("ready: \(queued) entries queued")
@@ -99,7 +99,7 @@ struct BridgeService: Service {
             guard settings.scansAtStart else { return }
             do {
                 try await ScanProcess(arguments: scanArguments).run()
-                if await player.items.isEmpty { await fillQueue(player, from: library, items: items) }
+                if await player.itemCount == 0 { await fillQueue(player, from: library, items: items) }
             } catch is CancellationError {
             } catch {
                 logger.error("\(error)")

@@ -37,7 +37,12 @@ final class QueueItems: Sendable {
     /// The entries a saved queue names, in its order: library tracks by identifier
     /// (then by file), streams by URL. Entries that no longer exist are left out.
     func items(for entries: [PlayerSnapshot.Entry]) -> [QueueItem] {
-        let tracks = (try? library.tracks(ids: entries.flatMap { [$0.identifier, $0.identifier.savedTrackID] })) ?? []
+        // A duplicate entry's id (`x#2`) is looked up as its track's id too; others only once.
+        let ids = entries.flatMap { entry in
+            let trackID = entry.identifier.savedTrackID
+            return trackID == entry.identifier ? [trackID] : [entry.identifier, trackID]
+        }
+        let tracks = (try? library.tracks(ids: ids)) ?? []
         let byID = Dictionary(tracks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         return entries.compactMap { entry in
             if let track = byID[entry.identifier] ?? byID[entry.identifier.savedTrackID] {
