@@ -1,0 +1,114 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// One row of the browsable content tree: a container (an artist, an album,
+/// a playlist, a folder), a playable item (a track, a radio station), or an
+/// informative row that is neither (“Sign in to see your music”).
+///
+/// A value: the ``PlayableContentManager`` keeps the items the data source
+/// gave it and serves listings from them, so changing an item means giving the
+/// manager a new one (see ``PlayableContentManager/endUpdates()``).
+public struct ContentItem: Sendable, Equatable, Identifiable {
+    /// Stable and unique among its siblings; any characters. Remotes address
+    /// the item by the identifiers on its way from the root, so keep them
+    /// stable across reloads.
+    public var identifier: String
+    /// The row's main text.
+    public var title: String?
+    /// The row's second line (an album's artist, a track's album).
+    public var subtitle: String?
+    /// Cover art shown with the row.
+    public var artwork: MediaItemArtwork?
+    /// How much of the item has been played, from 0 (not started) to 1
+    /// (finished); `nil` when unknown or not meaningful. Shown only in
+    /// containers whose data source says ``PlayableContentDataSource/childItemsDisplayPlaybackProgress(at:)``.
+    public var playbackProgress: Double? {
+        didSet { playbackProgress = playbackProgress.flatMap { $0.isFinite ? min(max($0, 0), 1) : nil } }
+    }
+    /// A live stream: no length, no seeking.
+    public var isStreamingContent: Bool
+    /// Explicit lyrics or content; head units may hide it.
+    public var isExplicitContent: Bool
+    /// The row opens onto children.
+    public var isContainer: Bool
+    /// The row can be played (a track, or a container played as a whole).
+    public var isPlayable: Bool
+    /// What a media server shows about a playable item (file, type, tags).
+    public var media: ContentMedia?
+
+    /// `id` of `Identifiable`: the ``identifier``.
+    public var id: String { identifier }
+
+    /// Whether the row is informative only: neither playable nor a container.
+    /// Such rows are always listed first in their container.
+    public var isInformative: Bool { !isContainer && !isPlayable }
+
+    /// Describes a row; everything but the identifier is optional.
+    public init(
+        identifier: String, title: String? = nil, subtitle: String? = nil, artwork: MediaItemArtwork? = nil,
+        playbackProgress: Double? = nil, isStreamingContent: Bool = false, isExplicitContent: Bool = false,
+        isContainer: Bool = false, isPlayable: Bool = false, media: ContentMedia? = nil
+    ) {
+        self.identifier = identifier
+        self.title = title
+        self.subtitle = subtitle
+        self.artwork = artwork
+        self.playbackProgress = playbackProgress.flatMap { $0.isFinite ? min(max($0, 0), 1) : nil }
+        self.isStreamingContent = isStreamingContent
+        self.isExplicitContent = isExplicitContent
+        self.isContainer = isContainer
+        self.isPlayable = isPlayable
+        self.media = media
+    }
+
+    /// The informative row an app shows first when it cannot serve content
+    /// (offline, not signed in, still indexing): neither playable nor a container.
+    public static func informative(identifier: String, title: String, subtitle: String? = nil) -> ContentItem {
+        ContentItem(identifier: identifier, title: title, subtitle: subtitle)
+    }
+}
+
+/// The media details of a playable item, for remotes that stream or tag it
+/// (a MediaServer2 consumer such as Rygel). Every field is optional.
+public struct ContentMedia: Sendable, Equatable {
+    /// Where the media is (`file:` or `http(s):`).
+    public var url: URL?
+    /// The MIME type of the stream (`audio/ogg`).
+    public var mimeType: String?
+    /// Its length; `nil` for a live stream or when unknown.
+    public var duration: Duration?
+    /// Size in bytes.
+    public var size: Int64?
+    public var artist: String?
+    public var album: String?
+    public var genre: String?
+    /// Position on its disc, from 1.
+    public var trackNumber: Int?
+    /// Release date, ISO 8601 (`2019`, `2019-04-01`).
+    public var date: String?
+    /// When the item (or playlist) was created, where known.
+    public var creationDate: Date?
+    /// When the item (or playlist) was last changed, where known.
+    public var modificationDate: Date?
+
+    public init(
+        url: URL? = nil, mimeType: String? = nil, duration: Duration? = nil, size: Int64? = nil,
+        artist: String? = nil, album: String? = nil, genre: String? = nil, trackNumber: Int? = nil,
+        date: String? = nil, creationDate: Date? = nil, modificationDate: Date? = nil
+    ) {
+        self.url = url
+        self.mimeType = mimeType
+        self.duration = duration
+        self.size = size
+        self.artist = artist
+        self.album = album
+        self.genre = genre
+        self.trackNumber = trackNumber
+        self.date = date
+        self.creationDate = creationDate
+        self.modificationDate = modificationDate
+    }
+}

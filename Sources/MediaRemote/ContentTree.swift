@@ -1,0 +1,217 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The manager's copy of the data source's tree: every container read so far,
+/// with its children in the data source's order. Nodes are addressed by
+/// their keys from the root (see ``PlayableContentManager``), so a remote's
+/// path to a node stays valid across reloads while the identifiers do.
+///
+/// A plain value guarded by the manager's lock; it never calls the data source.
+struct ContentTree {
+    struct Node {
+        /// `nil` for the root.
+        var item: ContentItem?
+        /// Unique among siblings: the identifier, with a suffix for a repeated one.
+        var key: String
+        var parent: Int?
+        /// Where the data source has it among its siblings.
+        var sourceIndex: Int
+        var depth: Int
+        /// Children in the data source's order; `nil` until the container is read.
+        var children: [Int]?
+        var childByKey: [String: Int] = [:]
+        var informativeCount = 0
+        var containerCount = 0
+        var displaysProgress = false
+        /// Read after the data source finished loading it (not a snapshot taken meanwhile).
+        var isComplete = false
+        /// A listing was answered from an incomplete read, so an `Updated` is owed when loading ends.
+        var owesUpdate = false
+    }
+
+    /// What the data source said about one container's children.
+    struct ContainerRead: Sendable {
+        var items: [(sourceIndex: Int, item: ContentItem)]
+        var displaysProgress: Bool
+    }
+
+    static let rootID = 0
+    /// The key of the row standing for children still loading.
+    static let loadingKey = "\u{0}loading"
+
+    private(set) var nodes: [Node?] = [Node(item: nil, key: "", parent: nil, sourceIndex: 0, depth: 0)]
+    private var freeIDs: [Int] = []
+
+    subscript(id: Int) -> Node {
+        get { nodes[id]! }
+        set { nodes[id] = newValue }
+    }
+
+    func exists(_ id: Int) -> Bool { id < nodes.count && nodes[id] != nil }
+
+    /// The node at `path` (keys from the root), among what has been read.
+    func resolve(_ path: some Collection<String>) -> (found: Int?, deepestRead: Int, remaining: Int) {
+        var id = Self.rootID
+        var remaining = path.count
+        for key in path {
+            guard self[id].children != nil else { return (nil, id, remaining) }
+            guard let child = self[id].childByKey[key] else { return (nil, id, -1) }
+            id = child
+            remaining -= 1
+        }
+        return (id, id, 0)
+    }
+
+    func path(of id: Int) -> [String] {
+        var keys: [String] = []
+        var current = id
+        while let parent = self[current].parent {
+            keys.append(self[current].key)
+            current = parent
+        }
+        return keys.reversed()
+    }
+
+    func indexPath(of id: Int) -> IndexPath {
+        var indexes: [Int] = []
+        var current = id
+        while let parent = self[current].parent {
+            indexes.append(self[current].sourceIndex)
+            current = parent
+        }
+        return IndexPath(indexes: indexes.reversed())
+    }
+
+    /// The child of `id` the data source has at `sourceIndex`.
+    func child(of id: Int, atSourceIndex sourceIndex: Int) -> Int? {
+        guard let children = self[id].children else { return nil }
+        var low = 0
+        var high = children.count
+        while low < high {
+            let middle = (low + high) / 2
+            let index = self[children[middle]].sourceIndex
+            if index == sourceIndex { return children[middle] }
+            if index < sourceIndex { low = middle + 1 } else { high = middle }
+        }
+        return nil
+    }
+
+    /// The children of `id` in listing order: informative rows first, then the data source's order.
+    func listingOrder(of id: Int) -> [Int] {
+        let node = self[id]
+        guard let children = node.children else { return [] }
+        guard node.informativeCount > 0 else { return children }
+        let informative = children.filter { self[$0].item?.isInformative == true }
+        return informative + children.filter { self[$0].item?.isInformative != true }
+    }
+
+    /// Every container read so far, parents before their children.
+    func readContainers() -> [Int] {
+        var order: [Int] = []
+        var stack = [Self.rootID]
+        while let id = stack.popLast() {
+            guard let children = self[id].children else { continue }
+            order.append(id)
+            for child in children.reversed() where self[child].children != nil { stack.append(child) }
+        }
+        return order
+    }
+
+    /// Replaces the children of `id` with `read`, keeping the nodes (and the
+    /// subtrees read below them) of children whose key is unchanged.
+    ///
+    /// Adds to `changed` the containers a remote must re-list: `id` if its
+    /// rows differ in any way, and each kept child container whose own row changed.
+    mutating func merge(_ read: ContainerRead, into id: Int, complete: Bool, changed: inout Set<Int>) {
+        guard exists(id) else { return }
+        let old = self[id]
+        var children: [Int] = []
+        children.reserveCapacity(read.items.count)
+        var byKey: [String: Int] = [:]
+        byKey.reserveCapacity(read.items.count)
+        var informative = 0
+        var containers = 0
+        var rowsChanged = old.children == nil || old.displaysProgress != read.displaysProgress
+        let depth = old.depth + 1
+        for (position, entry) in read.items.enumerated() {
+            var key = entry.item.identifier
+            if byKey[key] != nil || key == Self.loadingKey {
+                var suffix = 2
+                while byKey[entry.item.identifier + "\u{0}\(suffix)"] != nil { suffix += 1 }
+                key = entry.item.identifier + "\u{0}\(suffix)"
+            }
+            let childID: Int
+            if let existing = old.childByKey[key], exists(existing) {
+                childID = existing
+                let before = self[existing]
+                if before.item != entry.item {
+                    rowsChanged = true
+                    if before.children != nil { changed.insert(existing) }
+                }
+                if !rowsChanged, let oldChildren = old.children,
+                    position >= oldChildren.count || oldChildren[position] != existing
+                {
+                    rowsChanged = true
+                }
+                self[existing].item = entry.item
+                self[existing].sourceIndex = entry.sourceIndex
+                if !entry.item.isContainer, self[existing].children != nil { remove(childrenOf: existing) }
+            } else {
+                rowsChanged = true
+                childID = allocate(
+                    Node(item: entry.item, key: key, parent: id, sourceIndex: entry.sourceIndex, depth: depth))
+            }
+            children.append(childID)
+            byKey[key] = childID
+            if entry.item.isInformative { informative += 1 }
+            if entry.item.isContainer { containers += 1 }
+        }
+        if let oldChildren = old.children {
+            if oldChildren.count != children.count { rowsChanged = true }
+            for child in oldChildren where byKey[self[child].key] != child { removeSubtree(child) }
+        }
+        self[id].children = children
+        self[id].childByKey = byKey
+        self[id].informativeCount = informative
+        self[id].containerCount = containers
+        self[id].displaysProgress = read.displaysProgress
+        if complete {
+            if self[id].owesUpdate { rowsChanged = true }
+            self[id].isComplete = true
+            self[id].owesUpdate = false
+        }
+        if rowsChanged && old.children != nil { changed.insert(id) }
+    }
+
+    /// Forgets what was read below `id`, so the next listing reads it again.
+    mutating func remove(childrenOf id: Int) {
+        for child in self[id].children ?? [] { removeSubtree(child) }
+        self[id].children = nil
+        self[id].childByKey = [:]
+        self[id].isComplete = false
+        self[id].informativeCount = 0
+        self[id].containerCount = 0
+    }
+
+    private mutating func removeSubtree(_ id: Int) {
+        var stack = [id]
+        while let current = stack.popLast() {
+            guard let node = nodes[current] else { continue }
+            stack.append(contentsOf: node.children ?? [])
+            nodes[current] = nil
+            freeIDs.append(current)
+        }
+    }
+
+    private mutating func allocate(_ node: Node) -> Int {
+        if let id = freeIDs.popLast() {
+            nodes[id] = node
+            return id
+        }
+        nodes.append(node)
+        return nodes.count - 1
+    }
+}

@@ -1,0 +1,148 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Serves the app's browsable content tree to the ``PlayableContentManager``,
+/// in the shape of Apple's `MPPlayableContentDataSource`.
+///
+/// The tree is addressed by index paths: `[]` is the root, `[0]` its first
+/// child (the first tab), `[0, 3]` that tab's fourth child, and so on.
+///
+/// The manager calls ``beginLoadingChildItems(at:)`` before it reads a
+/// container's children, then reads them once with
+/// ``numberOfChildItems(at:)`` and ``contentItem(at:)`` and serves every
+/// listing from its own copy. It reads them again only after
+/// ``PlayableContentManager/reloadData()`` or a batch of updates.
+///
+/// The synchronous methods are called from any thread and must answer from
+/// memory, quickly: slow work (network, disk) belongs in
+/// ``beginLoadingChildItems(at:)``. Before loading has finished they answer
+/// with what is loaded so far.
+public protocol PlayableContentDataSource: Sendable {
+    /// Loads the children of the container at `indexPath`; returns when they
+    /// can be read. The manager calls it before reading a container, and to
+    /// prefetch the containers a remote is about to open. Throwing leaves the
+    /// container with what it has. Default: returns at once.
+    func beginLoadingChildItems(at indexPath: IndexPath) async throws
+
+    /// Whether the children of the container at `indexPath` show their
+    /// ``ContentItem/playbackProgress`` (episodes, audiobook chapters). Default: false.
+    func childItemsDisplayPlaybackProgress(at indexPath: IndexPath) -> Bool
+
+    /// The number of children of the container at `indexPath` (`[]` for the root tabs).
+    func numberOfChildItems(at indexPath: IndexPath) -> Int
+
+    /// The item at `indexPath`, or `nil` when there is none (yet).
+    func contentItem(at indexPath: IndexPath) -> ContentItem?
+
+    /// The item with `identifier`, wherever it is in the tree (for remotes
+    /// that remember identifiers). Default: `nil`.
+    func contentItem(forIdentifier identifier: String) async throws -> ContentItem?
+
+    /// Whether ``searchContent(matching:in:)`` is implemented. Default: false.
+    var supportsSearch: Bool { get }
+
+    /// The index paths of the items below the container at `indexPath` that
+    /// match `query`, in the order to show them. Items may be at any depth
+    /// below the container. Default: throws ``ContentError/searchNotSupported``.
+    func searchContent(matching query: ContentQuery, in indexPath: IndexPath) async throws -> [IndexPath]
+}
+
+extension PlayableContentDataSource {
+    public func beginLoadingChildItems(at indexPath: IndexPath) async throws {}
+    public func childItemsDisplayPlaybackProgress(at indexPath: IndexPath) -> Bool { false }
+    public func contentItem(forIdentifier identifier: String) async throws -> ContentItem? { nil }
+    public var supportsSearch: Bool { false }
+    public func searchContent(matching query: ContentQuery, in indexPath: IndexPath) async throws -> [IndexPath] {
+        throw ContentError.searchNotSupported
+    }
+}
+
+/// Acts on the content tree for remotes, in the shape of Apple's
+/// `MPPlayableContentDelegate`.
+public protocol PlayableContentDelegate: Sendable {
+    /// Starts playback of the item at `indexPath` (a track, or a playable
+    /// container played as a whole).
+    ///
+    /// Return only once playback has really started (the audio is playing),
+    /// or throw: a head unit opens its now-playing screen when this returns,
+    /// and closes it again if nothing plays. Set
+    /// ``PlayableContentManager/nowPlayingIdentifiers`` before returning.
+    func playableContentManager(
+        _ manager: PlayableContentManager, initiatePlaybackOfContentItemAt indexPath: IndexPath) async throws
+
+    /// Prepares a play queue without starting it, so that playback can start
+    /// at once later (a head unit asks when it connects). `items` are the
+    /// items the remote suggests, or `nil` for the app's choice (what played
+    /// last). Default: does nothing.
+    func playableContentManager(
+        _ manager: PlayableContentManager, initializePlaybackQueueWithContentItems items: [ContentItem]?) async throws
+
+    /// Tells the app that the context changed: a head unit connected or
+    /// disconnected, or its content limits changed. Default: does nothing.
+    func playableContentManager(_ manager: PlayableContentManager, didUpdate context: PlayableContentManagerContext)
+}
+
+extension PlayableContentDelegate {
+    public func playableContentManager(
+        _ manager: PlayableContentManager, initializePlaybackQueueWithContentItems items: [ContentItem]?
+    ) async throws {}
+    public func playableContentManager(_ manager: PlayableContentManager, didUpdate context: PlayableContentManagerContext) {}
+}
+
+/// What the remote browsing the tree allows, in the shape of Apple's
+/// `MPPlayableContentManagerContext`. A head unit sets limits while the car is moving.
+public struct PlayableContentManagerContext: Sendable, Equatable {
+    /// Whether a remote that browses the tree (a head unit) is connected.
+    public var endpointAvailable: Bool
+    /// Whether the limits below are in force (typically: while driving).
+    public var contentLimitsEnforced: Bool
+    /// The most rows a listing may show while limits are enforced.
+    public var enforcedContentItemsCount: Int
+    /// The deepest level a remote may open while limits are enforced: the
+    /// root's children are level 1, theirs level 2. A container at this level
+    /// is still listed (and playable) but shows no children.
+    public var enforcedContentTreeDepth: Int
+
+    /// Describes a context. Counts below zero are taken as zero.
+    public init(
+        endpointAvailable: Bool = false, contentLimitsEnforced: Bool = false,
+        enforcedContentItemsCount: Int = 100, enforcedContentTreeDepth: Int = 5
+    ) {
+        self.endpointAvailable = endpointAvailable
+        self.contentLimitsEnforced = contentLimitsEnforced
+        self.enforcedContentItemsCount = max(0, enforcedContentItemsCount)
+        self.enforcedContentTreeDepth = max(0, enforcedContentTreeDepth)
+    }
+
+    /// The most rows a listing shows now: the enforced count, or unlimited.
+    public var itemLimit: Int? { contentLimitsEnforced ? enforcedContentItemsCount : nil }
+    /// The deepest level that may be opened now, or unlimited.
+    public var depthLimit: Int? { contentLimitsEnforced ? enforcedContentTreeDepth : nil }
+}
+
+/// Why the content tree could not do what was asked.
+public enum ContentError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Nothing is at that place in the tree (any more).
+    case noSuchContent(String)
+    /// The item cannot be played.
+    case notPlayable(String)
+    /// The app set no delegate, so nothing can be played.
+    case noDelegate
+    /// The data source does not search.
+    case searchNotSupported
+    /// The query could not be understood.
+    case invalidQuery(String)
+
+    public var description: String {
+        switch self {
+        case .noSuchContent(let what): "No such content: \(what)"
+        case .notPlayable(let what): "Not playable: \(what)"
+        case .noDelegate: "The app has no content delegate to start playback"
+        case .searchNotSupported: "This content cannot be searched"
+        case .invalidQuery(let reason): "Invalid search query: \(reason)"
+        }
+    }
+}

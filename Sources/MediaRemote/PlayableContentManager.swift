@@ -1,0 +1,638 @@
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Serves an app's browsable content to remotes (a head unit, a media
+/// server), in the shape of Apple's `MPPlayableContentManager`.
+///
+/// ```swift
+/// let content = PlayableContentManager(dataSource: library, delegate: player)
+/// content.nowPlayingIdentifiers = [album.identifier, track.identifier]
+/// content.beginUpdates()   // …change the data source…
+/// content.endUpdates()     // remotes hear once per changed container
+/// ```
+///
+/// The manager keeps its own copy of every container it has read, so
+/// listings are answered from memory and the data source is asked once per
+/// container (and again only after ``reloadData()`` or a batch of updates).
+///
+/// **Paths.** Remotes address a node by its *path*: the keys of the nodes on
+/// the way from the root. A key is the item's identifier; a repeated
+/// identifier among siblings gets a suffix (`"\u{0}2"`), so every row has a
+/// path of its own, stable while the identifiers are.
+///
+/// **Responsiveness.** A listing of a container not read yet waits at most
+/// ``loadingDeadline`` for ``PlayableContentDataSource/beginLoadingChildItems(at:)``;
+/// then it answers with what the data source has so far plus a “loading”
+/// row, and observers hear ``ContentChange/containersUpdated(_:)`` for the
+/// container once loading ends. Listing a container prefetches the child
+/// containers it shows.
+///
+/// **Limits.** While ``context`` enforces content limits, every listing,
+/// count and search shows at most ``PlayableContentManagerContext/enforcedContentItemsCount``
+/// rows, and containers at ``PlayableContentManagerContext/enforcedContentTreeDepth``
+/// show no children.
+///
+/// Thread-safe; every method may be called from any thread.
+public final class PlayableContentManager: Sendable {
+    private struct State {
+        var dataSource: (any PlayableContentDataSource)?
+        var delegate: (any PlayableContentDelegate)?
+        var tree = ContentTree()
+        var context = PlayableContentManagerContext()
+        var nowPlaying: [String] = []
+        var nowPlayingSet: Set<String> = []
+        var loads: [Int: Load] = [:]
+        var nextWaiter = 0
+        var batchDepth = 0
+        var reloadRequested = false
+        /// Paths of containers changed inside the current batch.
+        var pendingChanges: [[String]] = []
+        var observers: [Int: @Sendable (ContentChange) -> Void] = [:]
+        var nextObserver = 0
+        var loadingDeadline: Duration
+    }
+
+    /// A container being loaded, and the listings waiting for it.
+    private struct Load {
+        var waiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+    }
+
+    private let state: Mutex<State>
+
+    /// Creates a manager. `loadingDeadline` is the longest a listing waits for a slow data source.
+    public init(
+        dataSource: (any PlayableContentDataSource)? = nil, delegate: (any PlayableContentDelegate)? = nil,
+        loadingDeadline: Duration = .milliseconds(500)
+    ) {
+        state = Mutex(State(dataSource: dataSource, delegate: delegate, loadingDeadline: loadingDeadline))
+    }
+
+    // MARK: Configuration
+
+    /// The app's content. Setting it forgets everything read from the old one and tells observers.
+    public var dataSource: (any PlayableContentDataSource)? {
+        get { state.withLock { $0.dataSource } }
+        set {
+            state.withLock { $0.dataSource = newValue }
+            reloadData()
+        }
+    }
+
+    /// Starts playback for remotes.
+    public var delegate: (any PlayableContentDelegate)? {
+        get { state.withLock { $0.delegate } }
+        set { state.withLock { $0.delegate = newValue } }
+    }
+
+    /// The longest a listing waits for ``PlayableContentDataSource/beginLoadingChildItems(at:)``.
+    public var loadingDeadline: Duration {
+        get { state.withLock { $0.loadingDeadline } }
+        set { state.withLock { $0.loadingDeadline = max(newValue, .zero) } }
+    }
+
+    /// What the connected remote allows. Remotes set it with ``updateContext(_:)``.
+    public var context: PlayableContentManagerContext { state.withLock { $0.context } }
+
+    /// Changes the context (a head unit connected, or set content limits),
+    /// then tells the delegate and the observers, if it changed.
+    public func updateContext(_ change: (inout PlayableContentManagerContext) -> Void) {
+        let (context, delegate) = state.withLock { state -> (PlayableContentManagerContext?, (any PlayableContentDelegate)?) in
+            var context = state.context
+            change(&context)
+            context = PlayableContentManagerContext(
+                endpointAvailable: context.endpointAvailable, contentLimitsEnforced: context.contentLimitsEnforced,
+                enforcedContentItemsCount: context.enforcedContentItemsCount,
+                enforcedContentTreeDepth: context.enforcedContentTreeDepth)
+            guard context != state.context else { return (nil, nil) }
+            state.context = context
+            return (context, state.delegate)
+        }
+        guard let context else { return }
+        delegate?.playableContentManager(self, didUpdate: context)
+        notify(.contextChanged(context))
+    }
+
+    /// The identifiers of what is playing: the item and the containers it
+    /// was started from (`[playlist, track]`). Rows with these identifiers
+    /// are marked as playing; observers hear which paths changed.
+    public var nowPlayingIdentifiers: [String] {
+        get { state.withLock { $0.nowPlaying } }
+        set {
+            let paths = state.withLock { state -> [[String]] in
+                let old = state.nowPlayingSet
+                let new = Set(newValue)
+                state.nowPlaying = newValue
+                state.nowPlayingSet = new
+                let flipped = old.symmetricDifference(new)
+                guard !flipped.isEmpty else { return [] }
+                var paths: [[String]] = []
+                for (id, node) in state.tree.nodes.enumerated() {
+                    if let identifier = node?.item?.identifier, flipped.contains(identifier) {
+                        paths.append(state.tree.path(of: id))
+                    }
+                }
+                return paths
+            }
+            if !paths.isEmpty { notify(.nowPlayingChanged(paths)) }
+        }
+    }
+
+    // MARK: Observing
+
+    /// Calls `observer` after each change remotes should hear of, on the
+    /// thread that made it. It must be quick.
+    @discardableResult
+    public func observe(_ observer: @escaping @Sendable (ContentChange) -> Void) -> Observation {
+        let id = state.withLock { state in
+            defer { state.nextObserver += 1 }
+            state.observers[state.nextObserver] = observer
+            return state.nextObserver
+        }
+        return Observation { [weak self] in self?.state.withLock { _ = $0.observers.removeValue(forKey: id) } }
+    }
+
+    private func notify(_ change: ContentChange) {
+        for observer in state.withLock({ Array($0.observers.values) }) { observer(change) }
+    }
+
+    /// Tells observers about changed containers now, or at the end of the current batch.
+    private func announce(_ changed: [[String]]) {
+        guard !changed.isEmpty else { return }
+        let now = state.withLock { state -> [[String]] in
+            guard state.batchDepth > 0 else { return changed }
+            state.pendingChanges += changed
+            return []
+        }
+        if !now.isEmpty { notify(.containersUpdated(now)) }
+    }
+
+    // MARK: Updates
+
+    /// Starts a batch of changes to the data source. Batches nest; remotes
+    /// hear of them when the outermost one ends.
+    public func beginUpdates() {
+        state.withLock { $0.batchDepth += 1 }
+    }
+
+    /// Ends a batch: re-reads every container read so far (the data source
+    /// must answer from memory by now) and tells observers once, with each
+    /// container whose rows changed.
+    public func endUpdates() {
+        let ending = state.withLock { state -> Bool in
+            guard state.batchDepth > 0 else { return false }
+            state.batchDepth -= 1
+            return state.batchDepth == 0
+        }
+        guard ending else { return }
+        let changed = rereadAll()
+        let (pending, reload) = state.withLock { state in
+            defer {
+                state.pendingChanges = []
+                state.reloadRequested = false
+            }
+            return (state.pendingChanges, state.reloadRequested)
+        }
+        let all = Self.unique(pending + changed)
+        if !all.isEmpty { notify(.containersUpdated(all)) }
+        if reload { reloadData() }
+    }
+
+    /// Reloads everything read so far, asking the data source to load each
+    /// container again, and tells observers once per container that changed.
+    /// Inside a batch it runs when the batch ends. The returned task ends
+    /// when the reload is complete.
+    @discardableResult
+    public func reloadData() -> Task<Void, Never> {
+        let deferred = state.withLock { state -> Bool in
+            if state.batchDepth > 0 { state.reloadRequested = true }
+            return state.batchDepth > 0
+        }
+        guard !deferred else { return Task {} }
+        return Task {
+            var changed: [[String]] = []
+            var queue = [ContentTree.rootID]
+            while !queue.isEmpty {
+                let id = queue.removeFirst()
+                guard let (dataSource, indexPath) = state.withLock({ state -> ((any PlayableContentDataSource), IndexPath)? in
+                    guard state.tree.exists(id), state.tree[id].children != nil, let source = state.dataSource else { return nil }
+                    return (source, state.tree.indexPath(of: id))
+                }) else { continue }
+                try? await dataSource.beginLoadingChildItems(at: indexPath)
+                let read = Self.read(dataSource, at: indexPath)
+                let result = state.withLock { state -> ([[String]], [Int]) in
+                    var ids: Set<Int> = []
+                    state.tree.merge(read, into: id, complete: true, changed: &ids)
+                    let next = state.tree.exists(id) ? (state.tree[id].children ?? []).filter { state.tree[$0].children != nil } : []
+                    return (ids.map { state.tree.path(of: $0) }, next)
+                }
+                changed += result.0
+                queue += result.1
+            }
+            if state.withLock({ $0.dataSource == nil }) {
+                state.withLock { $0.tree.remove(childrenOf: ContentTree.rootID) }
+                changed.append([])
+            }
+            announce(Self.unique(changed))
+        }
+    }
+
+    private func rereadAll() -> [[String]] {
+        guard let dataSource = state.withLock({ $0.dataSource }) else { return [] }
+        var changed: [[String]] = []
+        var queue = state.withLock { state in [ContentTree.rootID].filter { state.tree[$0].children != nil } }
+        while !queue.isEmpty {
+            let id = queue.removeFirst()
+            guard let indexPath = state.withLock({ $0.tree.exists(id) ? $0.tree.indexPath(of: id) : nil }) else { continue }
+            let read = Self.read(dataSource, at: indexPath)
+            let (paths, next) = state.withLock { state -> ([[String]], [Int]) in
+                var ids: Set<Int> = []
+                let complete = state.tree[id].isComplete
+                state.tree.merge(read, into: id, complete: complete, changed: &ids)
+                let next = (state.tree[id].children ?? []).filter { state.tree[$0].children != nil }
+                return (ids.map { state.tree.path(of: $0) }, next)
+            }
+            changed += paths
+            queue += next
+        }
+        return changed
+    }
+
+    private static func unique(_ paths: [[String]]) -> [[String]] {
+        var seen: Set<[String]> = []
+        return paths.filter { seen.insert($0).inserted }
+    }
+
+    private static func read(_ dataSource: any PlayableContentDataSource, at indexPath: IndexPath) -> ContentTree.ContainerRead {
+        let count = max(0, dataSource.numberOfChildItems(at: indexPath))
+        var items: [(sourceIndex: Int, item: ContentItem)] = []
+        items.reserveCapacity(count)
+        for index in 0..<count {
+            if let item = dataSource.contentItem(at: indexPath.appending(index)) { items.append((index, item)) }
+        }
+        return ContentTree.ContainerRead(
+            items: items, displaysProgress: dataSource.childItemsDisplayPlaybackProgress(at: indexPath))
+    }
+
+    // MARK: Loading
+
+    /// Reads the container `id` from the data source as it is now, without
+    /// waiting for loading; the node stays incomplete.
+    private func snapshot(_ id: Int) {
+        guard let (dataSource, indexPath) = state.withLock({ state -> ((any PlayableContentDataSource), IndexPath)? in
+            guard let source = state.dataSource, state.tree.exists(id) else { return nil }
+            return (source, state.tree.indexPath(of: id))
+        }) else { return }
+        let read = Self.read(dataSource, at: indexPath)
+        state.withLock { state in
+            guard state.tree.exists(id), !state.tree[id].isComplete else { return }
+            var ignored: Set<Int> = []
+            state.tree.merge(read, into: id, complete: false, changed: &ignored)
+        }
+    }
+
+    /// Starts loading container `id` unless it is loaded or loading.
+    private func startLoading(_ id: Int) {
+        let start = state.withLock { state -> ((any PlayableContentDataSource), IndexPath)? in
+            guard let source = state.dataSource, state.tree.exists(id), !state.tree[id].isComplete,
+                state.loads[id] == nil
+            else { return nil }
+            state.loads[id] = Load()
+            return (source, state.tree.indexPath(of: id))
+        }
+        guard let (dataSource, indexPath) = start else { return }
+        Task {
+            try? await dataSource.beginLoadingChildItems(at: indexPath)
+            let read = Self.read(dataSource, at: indexPath)
+            let (waiters, changed) = state.withLock { state -> ([CheckedContinuation<Bool, Never>], [[String]]) in
+                let waiters = state.loads.removeValue(forKey: id).map { Array($0.waiters.values) } ?? []
+                var ids: Set<Int> = []
+                if state.tree.exists(id), state.tree.indexPath(of: id) == indexPath {
+                    state.tree.merge(read, into: id, complete: true, changed: &ids)
+                }
+                return (waiters, ids.map { state.tree.path(of: $0) })
+            }
+            for waiter in waiters { waiter.resume(returning: true) }
+            announce(changed)
+        }
+    }
+
+    /// Waits until container `id` is loaded or the deadline passes; true when loaded.
+    private func waitForLoad(_ id: Int) async -> Bool {
+        startLoading(id)
+        return await withCheckedContinuation { continuation in
+            let registration = state.withLock { state -> (Int, Duration)? in
+                guard state.loads[id] != nil else { return nil }
+                let token = state.nextWaiter
+                state.nextWaiter += 1
+                state.loads[id]!.waiters[token] = continuation
+                return (token, state.loadingDeadline)
+            }
+            guard let (token, deadline) = registration else {
+                return continuation.resume(returning: state.withLock { $0.tree.exists(id) && $0.tree[id].isComplete })
+            }
+            Task {
+                try? await Task.sleep(for: deadline)
+                let expired = state.withLock { $0.loads[id]?.waiters.removeValue(forKey: token) }
+                expired?.resume(returning: false)
+            }
+        }
+    }
+
+    /// The node at `path`, reading containers on the way from the data source
+    /// as they are now when they were not read yet.
+    private func resolve(_ path: [String]) throws(ContentError) -> Int {
+        while true {
+            let (found, deepest, remaining) = state.withLock { $0.tree.resolve(path) }
+            if let found { return found }
+            let isContainer = state.withLock { state in
+                deepest == ContentTree.rootID || state.tree[deepest].item?.isContainer == true
+            }
+            guard remaining > 0, isContainer, withinDepth(of: deepest) else {
+                throw .noSuchContent(Self.describe(path))
+            }
+            snapshot(deepest)
+            startLoading(deepest)
+            if state.withLock({ $0.tree.exists(deepest) && $0.tree[deepest].children == nil }) {
+                throw .noSuchContent(Self.describe(path))
+            }
+        }
+    }
+
+    private func withinDepth(of id: Int) -> Bool {
+        state.withLock { state in
+            guard let limit = state.context.depthLimit, state.tree.exists(id) else { return true }
+            return state.tree[id].depth < limit
+        }
+    }
+
+    private static func describe(_ path: [String]) -> String {
+        path.isEmpty ? "the root" : "'" + path.map { $0.replacing("\u{0}", with: "#") }.joined(separator: "/") + "'"
+    }
+
+    // MARK: Serving remotes
+
+    /// The row at `path` (`[]` is the root), reading it from the data source
+    /// if needed. Throws ``ContentError/noSuchContent(_:)`` when nothing is
+    /// there, or it lies deeper than the content limits allow.
+    public func entry(at path: [String]) throws(ContentError) -> ContentEntry {
+        if let last = path.last, last == ContentTree.loadingKey {
+            let parent = try resolve(Array(path.dropLast()))
+            guard let placeholder = state.withLock({ state in
+                state.loads[parent] != nil || !state.tree[parent].isComplete ? Self.loadingEntry(parentPath: Array(path.dropLast())) : nil
+            }) else { throw .noSuchContent(Self.describe(path)) }
+            return placeholder
+        }
+        let id = try resolve(path)
+        if id != ContentTree.rootID, state.withLock({ $0.tree[id].item?.isContainer == true && $0.tree[id].children == nil }),
+            withinDepth(of: id)
+        {
+            snapshot(id)
+            startLoading(id)
+        }
+        return state.withLock { state in Self.entry(for: id, in: state, counts: true) }
+    }
+
+    /// A page of the children of the container at `path`.
+    ///
+    /// - Parameters:
+    ///   - kind: all children, only playable items (and informative rows), or only containers.
+    ///   - offset: the first row of the page, from 0.
+    ///   - maximum: the most rows to return; `nil` for all.
+    /// - Returns: the rows, in listing order: informative rows first, then
+    ///   the data source's order; a “loading” row last while the data source
+    ///   is still loading after the deadline.
+    public func listChildren(
+        of path: [String], kind: ContentListingKind = .all, offset: Int = 0, maximum: Int? = nil
+    ) async throws(ContentError) -> ContentListing {
+        let id = try resolve(path)
+        let isContainer = state.withLock { id == ContentTree.rootID || $0.tree[id].item?.isContainer == true }
+        guard isContainer else { throw .noSuchContent("\(Self.describe(path)) is not a container") }
+        guard withinDepth(of: id) else { return ContentListing(entries: [], totalCount: 0, isComplete: true) }
+        let loaded = state.withLock { $0.tree[id].isComplete } ? true : await waitForLoad(id)
+        if !loaded {
+            snapshot(id)
+            state.withLock { state in if state.tree.exists(id) { state.tree[id].owesUpdate = true } }
+        }
+        let (listing, prefetch) = state.withLock { state -> (ContentListing, [Int]) in
+            guard state.tree.exists(id) else { return (ContentListing(entries: [], totalCount: 0, isComplete: true), []) }
+            let shown = Self.shownChildren(of: id, in: state, kind: kind)
+            let stillLoading = !state.tree[id].isComplete
+            let start = min(max(offset, 0), shown.count)
+            let end = maximum.map { min(shown.count, start + max($0, 0)) } ?? shown.count
+            var entries = shown[start..<end].map { Self.entry(for: $0, in: state, counts: false) }
+            var total = shown.count
+            let room = state.context.itemLimit.map { $0 > shown.count } ?? true
+            if stillLoading, room, kind != .containers {
+                total += 1
+                if end == shown.count, maximum.map({ entries.count < $0 }) ?? true {
+                    entries.append(Self.loadingEntry(parentPath: path))
+                }
+            }
+            let prefetch = shown[start..<end].filter { state.tree[$0].item?.isContainer == true && !state.tree[$0].isComplete }
+            return (ContentListing(entries: entries, totalCount: total, isComplete: !stillLoading), prefetch)
+        }
+        if withinDepth(of: id), state.withLock({ state in state.context.depthLimit.map { state.tree[id].depth + 1 < $0 } ?? true }) {
+            for child in prefetch { startLoading(child) }
+        }
+        return listing
+    }
+
+    /// The rows below the container at `path` matching `query`, as the data
+    /// source finds them, with content limits applied.
+    public func search(
+        _ query: ContentQuery, below path: [String] = [], offset: Int = 0, maximum: Int? = nil
+    ) async throws -> [ContentEntry] {
+        let id = try resolve(path)
+        guard let dataSource = state.withLock({ $0.dataSource }), dataSource.supportsSearch else {
+            throw ContentError.searchNotSupported
+        }
+        let indexPath = state.withLock { $0.tree.indexPath(of: id) }
+        var found = try await dataSource.searchContent(matching: query, in: indexPath)
+        if let limit = context.itemLimit { found = Array(found.prefix(limit)) }
+        let start = min(max(offset, 0), found.count)
+        let end = maximum.map { min(found.count, start + max($0, 0)) } ?? found.count
+        var entries: [ContentEntry] = []
+        for indexPath in found[start..<end] {
+            if let entry = entry(atIndexPath: indexPath) { entries.append(entry) }
+        }
+        return entries
+    }
+
+    /// Whether the data source can search.
+    public var supportsSearch: Bool { state.withLock { $0.dataSource?.supportsSearch ?? false } }
+
+    /// The row at `indexPath` as the data source numbers it now, reading
+    /// containers on the way if needed; `nil` if there is none or it lies
+    /// deeper than the content limits allow.
+    public func entry(atIndexPath indexPath: IndexPath) -> ContentEntry? {
+        var id = ContentTree.rootID
+        for index in indexPath {
+            guard withinDepth(of: id) else { return nil }
+            if state.withLock({ $0.tree[id].children == nil }) {
+                snapshot(id)
+                startLoading(id)
+            }
+            guard let child = state.withLock({ $0.tree.child(of: id, atSourceIndex: index) }) else { return nil }
+            id = child
+        }
+        return state.withLock { state in Self.entry(for: id, in: state, counts: false) }
+    }
+
+    /// The item with `identifier`, from the data source, or from what has
+    /// been read when the data source does not look identifiers up.
+    public func contentItem(forIdentifier identifier: String) async throws -> ContentItem? {
+        if let dataSource = state.withLock({ $0.dataSource }),
+            let item = try await dataSource.contentItem(forIdentifier: identifier)
+        {
+            return item
+        }
+        return state.withLock { state in
+            state.tree.nodes.lazy.compactMap { $0?.item }.first { $0.identifier == identifier }
+        }
+    }
+
+    /// Asks the delegate to play the row at `path`; returns once playback has started.
+    ///
+    /// - Throws: ``ContentError/noSuchContent(_:)``, ``ContentError/notPlayable(_:)``,
+    ///   ``ContentError/noDelegate``, or what the delegate threw.
+    public func initiatePlayback(at path: [String]) async throws {
+        let id = try resolve(path)
+        let (item, indexPath, delegate) = state.withLock { state in
+            (state.tree[id].item, state.tree.indexPath(of: id), state.delegate)
+        }
+        guard let item, item.isPlayable else {
+            throw ContentError.notPlayable(item?.title ?? Self.describe(path))
+        }
+        guard let delegate else { throw ContentError.noDelegate }
+        try await delegate.playableContentManager(self, initiatePlaybackOfContentItemAt: indexPath)
+    }
+
+    /// Asks the delegate to prepare a play queue from the rows at `paths`
+    /// (`nil`: the app's choice), without starting playback.
+    public func initializePlaybackQueue(with paths: [[String]]?) async throws {
+        guard let delegate = self.delegate else { throw ContentError.noDelegate }
+        let items = try paths.map { paths in
+            try paths.map { path throws(ContentError) -> ContentItem in
+                guard !path.isEmpty else { throw ContentError.noSuchContent(Self.describe(path)) }
+                return try entry(at: path).item
+            }
+        }
+        try await delegate.playableContentManager(self, initializePlaybackQueueWithContentItems: items)
+    }
+
+    // MARK: Building rows
+
+    private static func shownChildren(of id: Int, in state: State, kind: ContentListingKind) -> ArraySlice<Int> {
+        var order = state.tree.listingOrder(of: id)[...]
+        if let limit = state.context.itemLimit { order = order.prefix(limit) }
+        switch kind {
+        case .all: return order
+        case .containers: return order.filter { state.tree[$0].item?.isContainer == true }[...]
+        case .items: return order.filter { state.tree[$0].item?.isContainer != true }[...]
+        }
+    }
+
+    private static func entry(for id: Int, in state: State, counts: Bool) -> ContentEntry {
+        let node = state.tree[id]
+        let item = node.item ?? ContentItem(identifier: "", isContainer: true)
+        var children: ContentEntry.ChildCounts?
+        if item.isContainer {
+            let blocked = state.context.depthLimit.map { node.depth >= $0 } ?? false
+            if blocked {
+                children = ContentEntry.ChildCounts(childCount: 0, itemCount: 0, containerCount: 0, isComplete: true)
+            } else if node.children != nil {
+                let shown = shownChildren(of: id, in: state, kind: .all)
+                let containers =
+                    shown.count == node.children!.count
+                    ? node.containerCount : shown.count(where: { state.tree[$0].item?.isContainer == true })
+                children = ContentEntry.ChildCounts(
+                    childCount: shown.count, itemCount: shown.count - containers, containerCount: containers,
+                    isComplete: node.isComplete)
+            } else if let dataSource = state.dataSource {
+                // A hint until the container is read: the data source's count, limits applied.
+                var count = max(0, dataSource.numberOfChildItems(at: state.tree.indexPath(of: id)))
+                if let limit = state.context.itemLimit { count = min(count, limit) }
+                children = ContentEntry.ChildCounts(childCount: count, itemCount: nil, containerCount: nil, isComplete: false)
+            }
+        }
+        let parentShowsProgress = node.parent.map { state.tree[$0].displaysProgress } ?? false
+        return ContentEntry(
+            item: item, path: state.tree.path(of: id),
+            indexPath: node.parent == nil ? IndexPath() : state.tree.indexPath(of: id),
+            isNowPlaying: node.item.map { state.nowPlayingSet.contains($0.identifier) } ?? false,
+            isLoadingPlaceholder: false, displaysPlaybackProgress: parentShowsProgress, children: children,
+            depth: node.depth)
+    }
+
+    private static func loadingEntry(parentPath: [String]) -> ContentEntry {
+        ContentEntry(
+            item: ContentItem(identifier: ContentTree.loadingKey, title: "Loading…"),
+            path: parentPath + [ContentTree.loadingKey], indexPath: nil, isNowPlaying: false,
+            isLoadingPlaceholder: true, displaysPlaybackProgress: false, children: nil, depth: parentPath.count + 1)
+    }
+}
+
+/// Which children a listing shows.
+public enum ContentListingKind: Sendable {
+    /// Every child.
+    case all
+    /// Children that are not containers: playable items and informative rows.
+    case items
+    /// Child containers only.
+    case containers
+}
+
+/// A row as remotes see it: the item, where it is, and what the manager knows about it.
+public struct ContentEntry: Sendable, Equatable {
+    /// How many children a container shows, with content limits applied.
+    public struct ChildCounts: Sendable, Equatable {
+        public var childCount: Int
+        /// `nil` until the container has been read.
+        public var itemCount: Int?
+        /// `nil` until the container has been read.
+        public var containerCount: Int?
+        /// Whether the data source had finished loading the container when it was read.
+        public var isComplete: Bool
+    }
+
+    public var item: ContentItem
+    /// The keys from the root to the row; `[]` is the root.
+    public var path: [String]
+    /// Where the data source has the row; `nil` for the loading row.
+    public var indexPath: IndexPath?
+    /// The row's identifier is among ``PlayableContentManager/nowPlayingIdentifiers``.
+    public var isNowPlaying: Bool
+    /// The row stands for children still loading.
+    public var isLoadingPlaceholder: Bool
+    /// The row's container shows playback progress.
+    public var displaysPlaybackProgress: Bool
+    /// For a container: its children as listings show them.
+    public var children: ChildCounts?
+    /// 0 for the root, 1 for its children…
+    public var depth: Int
+}
+
+/// A page of a container's children.
+public struct ContentListing: Sendable, Equatable {
+    public var entries: [ContentEntry]
+    /// The number of rows in the whole listing (not only this page), limits applied.
+    public var totalCount: Int
+    /// False while the data source is still loading the container.
+    public var isComplete: Bool
+}
+
+/// What remotes showing the tree must hear.
+public enum ContentChange: Sendable, Equatable {
+    /// The rows of these containers changed (or a container's own row):
+    /// list them again. Each appears once per batch.
+    case containersUpdated([[String]])
+    /// These rows were marked or unmarked as playing.
+    case nowPlayingChanged([[String]])
+    /// The remote's context changed.
+    case contextChanged(PlayableContentManagerContext)
+}
