@@ -131,6 +131,19 @@ public final class Interface: Sendable {
         return Property(interface: self, name: name)
     }
 
+    /// Declares a read-only property whose type is known only at run time,
+    /// holding `value` (its type is the property's type). For objects built
+    /// on demand from data, such as the nodes of a subtree.
+    public func constantProperty(
+        _ name: MemberName, _ value: DBusValue, changes: PropertyChangePolicy = .const, annotations: [Annotation] = []
+    ) {
+        state.withLock { $0.values[name.rawValue] = value }
+        addProperty(
+            PropertyDeclaration(
+                name: name, type: value.type, access: .read, changes: changes, annotations: annotations, get: nil,
+                set: nil))
+    }
+
     /// Declares a property computed on every read, such as a playback position.
     ///
     /// `get` runs on the connection's queue for every `Get` and `GetAll`: it

@@ -197,7 +197,7 @@ public final class MPRISService: Sendable {
         }
     }
 
-    private static func environment(_ names: [String]) -> [String: String] {
+    static func environment(_ names: [String]) -> [String: String] {
         var values: [String: String] = [:]
         for name in names {
             if let value = getenv(name) { values[name] = String(cString: value) }

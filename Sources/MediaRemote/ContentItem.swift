@@ -46,6 +46,10 @@ public struct ContentItem: Sendable, Equatable, Identifiable {
     /// Such rows are always listed first in their container.
     public var isInformative: Bool { !isContainer && !isPlayable }
 
+    /// Whether a media server shows the row as a container: a container, or an
+    /// informative row (which opens onto nothing).
+    var opensAsContainer: Bool { isContainer || !isPlayable }
+
     /// Describes a row; everything but the identifier is optional.
     public init(
         identifier: String, title: String? = nil, subtitle: String? = nil, artwork: MediaItemArtwork? = nil,

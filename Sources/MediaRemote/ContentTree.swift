@@ -24,6 +24,7 @@ struct ContentTree {
         var children: [Int]?
         var childByKey: [String: Int] = [:]
         var informativeCount = 0
+        /// Children that open as containers to a media server: containers and informative rows.
         var containerCount = 0
         var displaysProgress = false
         /// Read after the data source finished loading it (not a snapshot taken meanwhile).
@@ -167,7 +168,7 @@ struct ContentTree {
             children.append(childID)
             byKey[key] = childID
             if entry.item.isInformative { informative += 1 }
-            if entry.item.isContainer { containers += 1 }
+            if entry.item.opensAsContainer { containers += 1 }
         }
         if let oldChildren = old.children {
             if oldChildren.count != children.count { rowsChanged = true }

@@ -394,7 +394,24 @@ public final class PlayableContentManager: Sendable {
             snapshot(id)
             startLoading(id)
         }
-        return state.withLock { state in Self.entry(for: id, in: state, counts: true) }
+        return state.withLock { state in Self.entry(for: id, in: state) }
+    }
+
+    /// The keys of the children a listing of the container at `path` shows
+    /// now (limits applied), without waiting for the data source: for
+    /// introspection, which must answer at once.
+    public func childKeys(of path: [String]) -> [String] {
+        guard let id = try? resolve(path), withinDepth(of: id) else { return [] }
+        let isContainer = state.withLock { id == ContentTree.rootID || $0.tree[id].item?.isContainer == true }
+        guard isContainer else { return [] }
+        if state.withLock({ $0.tree[id].children == nil }) {
+            snapshot(id)
+            startLoading(id)
+        }
+        return state.withLock { state in
+            let rows = Self.rows(of: id, in: state, kind: .all)
+            return rows.ids.map { state.tree[$0].key } + (rows.hasLoadingRow ? [ContentTree.loadingKey] : [])
+        }
     }
 
     /// A page of the children of the container at `path`.
@@ -420,21 +437,17 @@ public final class PlayableContentManager: Sendable {
         }
         let (listing, prefetch) = state.withLock { state -> (ContentListing, [Int]) in
             guard state.tree.exists(id) else { return (ContentListing(entries: [], totalCount: 0, isComplete: true), []) }
-            let shown = Self.shownChildren(of: id, in: state, kind: kind)
-            let stillLoading = !state.tree[id].isComplete
-            let start = min(max(offset, 0), shown.count)
-            let end = maximum.map { min(shown.count, start + max($0, 0)) } ?? shown.count
-            var entries = shown[start..<end].map { Self.entry(for: $0, in: state, counts: false) }
-            var total = shown.count
-            let room = state.context.itemLimit.map { $0 > shown.count } ?? true
-            if stillLoading, room, kind != .containers {
-                total += 1
-                if end == shown.count, maximum.map({ entries.count < $0 }) ?? true {
-                    entries.append(Self.loadingEntry(parentPath: path))
-                }
+            let rows = Self.rows(of: id, in: state, kind: kind)
+            let total = rows.count
+            let start = min(max(offset, 0), total)
+            let end = maximum.map { min(total, start + max($0, 0)) } ?? total
+            let shownEnd = min(end, rows.ids.count)
+            var entries = rows.ids[min(start, shownEnd)..<shownEnd].map { Self.entry(for: $0, in: state) }
+            if rows.hasLoadingRow, end == total, start < total { entries.append(Self.loadingEntry(parentPath: path)) }
+            let prefetch = rows.ids[min(start, shownEnd)..<shownEnd].filter {
+                state.tree[$0].item?.isContainer == true && !state.tree[$0].isComplete
             }
-            let prefetch = shown[start..<end].filter { state.tree[$0].item?.isContainer == true && !state.tree[$0].isComplete }
-            return (ContentListing(entries: entries, totalCount: total, isComplete: !stillLoading), prefetch)
+            return (ContentListing(entries: entries, totalCount: total, isComplete: state.tree[id].isComplete), prefetch)
         }
         if withinDepth(of: id), state.withLock({ state in state.context.depthLimit.map { state.tree[id].depth + 1 < $0 } ?? true }) {
             for child in prefetch { startLoading(child) }
@@ -452,15 +465,14 @@ public final class PlayableContentManager: Sendable {
             throw ContentError.searchNotSupported
         }
         let indexPath = state.withLock { $0.tree.indexPath(of: id) }
-        var found = try await dataSource.searchContent(matching: query, in: indexPath)
-        if let limit = context.itemLimit { found = Array(found.prefix(limit)) }
-        let start = min(max(offset, 0), found.count)
-        let end = maximum.map { min(found.count, start + max($0, 0)) } ?? found.count
+        let found = try await dataSource.searchContent(matching: query, in: indexPath)
+        // Only rows a remote may reach count: limits apply to what is shown.
+        let wanted = min(context.itemLimit ?? Int.max, maximum.map { max(offset, 0) + max($0, 0) } ?? Int.max)
         var entries: [ContentEntry] = []
-        for indexPath in found[start..<end] {
+        for indexPath in found where entries.count < wanted {
             if let entry = entry(atIndexPath: indexPath) { entries.append(entry) }
         }
-        return entries
+        return Array(entries.dropFirst(max(offset, 0)))
     }
 
     /// Whether the data source can search.
@@ -480,7 +492,7 @@ public final class PlayableContentManager: Sendable {
             guard let child = state.withLock({ $0.tree.child(of: id, atSourceIndex: index) }) else { return nil }
             id = child
         }
-        return state.withLock { state in Self.entry(for: id, in: state, counts: false) }
+        return state.withLock { state in Self.entry(for: id, in: state) }
     }
 
     /// The item with `identifier`, from the data source, or from what has
@@ -527,17 +539,32 @@ public final class PlayableContentManager: Sendable {
 
     // MARK: Building rows
 
-    private static func shownChildren(of id: Int, in state: State, kind: ContentListingKind) -> ArraySlice<Int> {
+    /// The rows a listing of container `id` shows, limits applied: children,
+    /// and a loading row last while the data source is still loading.
+    ///
+    /// `.containers` are the rows MediaServer2 sees as containers: real ones,
+    /// and the informative and loading rows (which open onto nothing);
+    /// `.items` the playable rows that are not containers.
+    private static func rows(of id: Int, in state: State, kind: ContentListingKind)
+        -> (ids: ArraySlice<Int>, hasLoadingRow: Bool, count: Int)
+    {
         var order = state.tree.listingOrder(of: id)[...]
-        if let limit = state.context.itemLimit { order = order.prefix(limit) }
-        switch kind {
-        case .all: return order
-        case .containers: return order.filter { state.tree[$0].item?.isContainer == true }[...]
-        case .items: return order.filter { state.tree[$0].item?.isContainer != true }[...]
+        var loading = !state.tree[id].isComplete
+        if let limit = state.context.itemLimit, order.count >= limit {
+            order = order.prefix(limit)
+            loading = false
         }
+        switch kind {
+        case .all: break
+        case .containers: order = order.filter { state.tree[$0].item?.opensAsContainer == true }[...]
+        case .items:
+            order = order.filter { state.tree[$0].item?.opensAsContainer != true }[...]
+            loading = false
+        }
+        return (order, loading, order.count + (loading ? 1 : 0))
     }
 
-    private static func entry(for id: Int, in state: State, counts: Bool) -> ContentEntry {
+    private static func entry(for id: Int, in state: State) -> ContentEntry {
         let node = state.tree[id]
         let item = node.item ?? ContentItem(identifier: "", isContainer: true)
         var children: ContentEntry.ChildCounts?
@@ -546,12 +573,12 @@ public final class PlayableContentManager: Sendable {
             if blocked {
                 children = ContentEntry.ChildCounts(childCount: 0, itemCount: 0, containerCount: 0, isComplete: true)
             } else if node.children != nil {
-                let shown = shownChildren(of: id, in: state, kind: .all)
+                let all = rows(of: id, in: state, kind: .all)
                 let containers =
-                    shown.count == node.children!.count
-                    ? node.containerCount : shown.count(where: { state.tree[$0].item?.isContainer == true })
+                    all.ids.count == node.children!.count
+                    ? node.containerCount + (all.hasLoadingRow ? 1 : 0) : rows(of: id, in: state, kind: .containers).count
                 children = ContentEntry.ChildCounts(
-                    childCount: shown.count, itemCount: shown.count - containers, containerCount: containers,
+                    childCount: all.count, itemCount: all.count - containers, containerCount: containers,
                     isComplete: node.isComplete)
             } else if let dataSource = state.dataSource {
                 // A hint until the container is read: the data source's count, limits applied.
@@ -581,9 +608,10 @@ public final class PlayableContentManager: Sendable {
 public enum ContentListingKind: Sendable {
     /// Every child.
     case all
-    /// Children that are not containers: playable items and informative rows.
+    /// Playable children that are not containers (tracks, streams).
     case items
-    /// Child containers only.
+    /// Children that open as containers to a media server: containers, and
+    /// the informative and loading rows, which open onto nothing.
     case containers
 }
 
@@ -592,9 +620,9 @@ public struct ContentEntry: Sendable, Equatable {
     /// How many children a container shows, with content limits applied.
     public struct ChildCounts: Sendable, Equatable {
         public var childCount: Int
-        /// `nil` until the container has been read.
+        /// Playable rows that are not containers; `nil` until the container has been read.
         public var itemCount: Int?
-        /// `nil` until the container has been read.
+        /// Containers, informative and loading rows; `nil` until the container has been read.
         public var containerCount: Int?
         /// Whether the data source had finished loading the container when it was read.
         public var isComplete: Bool

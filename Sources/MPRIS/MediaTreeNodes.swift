@@ -1,0 +1,315 @@
+import DBus
+import MediaRemote
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Builds the D-Bus face of the media tree's nodes: object paths from
+/// manager paths and back, property dictionaries for listings, and the
+/// interfaces of a node called directly.
+struct MediaTreeNodes: Sendable {
+    static let object: InterfaceName = "org.gnome.UPnP.MediaObject2"
+    static let container: InterfaceName = "org.gnome.UPnP.MediaContainer2"
+    static let item: InterfaceName = "org.gnome.UPnP.MediaItem2"
+    static let node: InterfaceName = "org.mprisbridge.MediaNode1"
+    static let root: InterfaceName = "org.mprisbridge.MediaRoot1"
+
+    let rootPath: ObjectPath
+    let displayName: String
+    let content: PlayableContentManager
+    let artwork: ArtworkCache
+
+    // MARK: Paths
+
+    func objectPath(for path: [String]) -> ObjectPath {
+        path.reduce(rootPath) { $0.appending($1) }
+    }
+
+    /// The manager path of an object path below the root, or `nil` when an
+    /// element could not have come from ``ObjectPath/escapeElement(_:)``.
+    func contentPath(for objectPath: ObjectPath) -> [String]? {
+        guard objectPath.isDescendant(of: rootPath) else { return nil }
+        let elements = objectPath.elements.dropFirst(rootPath.elements.count)
+        var keys: [String] = []
+        keys.reserveCapacity(elements.count)
+        for element in elements {
+            guard let key = ObjectPath.unescapeElement(element) else { return nil }
+            keys.append(key)
+        }
+        return keys
+    }
+
+    /// The identifier of the row with manager key `key`: the key without the
+    /// suffix of a repeated identifier; "" for the loading row.
+    static func identifier(fromKey key: String) -> String {
+        guard let separator = key.firstIndex(of: "\u{0}") else { return key }
+        return String(key[..<separator])
+    }
+
+    func childElements(of objectPath: ObjectPath) -> [String] {
+        guard let path = contentPath(for: objectPath) else { return [] }
+        return content.childKeys(of: path).map(ObjectPath.escapeElement)
+    }
+
+    // MARK: Properties
+
+    /// Which properties a listing returns: MediaServer2's `Filter`, where `*` is all.
+    struct Filter: Sendable {
+        let names: Set<String>?
+
+        init(_ names: [String]) { self.names = names.contains("*") ? nil : Set(names) }
+
+        func wants(_ name: String) -> Bool { names?.contains(name) ?? true }
+    }
+
+    /// The properties of `entry` that `filter` asks for, as in a `ListChildren` result.
+    func properties(of entry: ContentEntry, filter: Filter) -> [DBusValue.DictionaryEntry] {
+        var values: [DBusValue.DictionaryEntry] = []
+        func add(_ name: String, _ value: @autoclosure () -> DBusValue?) {
+            guard filter.wants(name), let value = value() else { return }
+            values.append(.init(.string(name), .variant(Variant(value))))
+        }
+        let item = entry.item
+        let path = objectPath(for: entry.path)
+        let showsAsContainer = item.isContainer || !item.isPlayable || entry.path.isEmpty
+        // MediaObject2
+        add("Parent", .objectPath(entry.path.isEmpty ? rootPath : objectPath(for: entry.path.dropLast())))
+        add("Type", .string(Self.type(of: item, showsAsContainer: showsAsContainer)))
+        add("Path", .objectPath(path))
+        add("DisplayName", .string(entry.path.isEmpty ? displayName : (item.title ?? item.identifier)))
+        // MediaContainer2
+        if showsAsContainer {
+            let counts = entry.children
+            add("ChildCount", .uint32(UInt32(clamping: counts?.childCount ?? 0)))
+            if counts?.itemCount != nil || !item.isContainer {
+                add("ItemCount", .uint32(UInt32(clamping: counts?.itemCount ?? 0)))
+                add("ContainerCount", .uint32(UInt32(clamping: counts?.containerCount ?? 0)))
+            }
+            add("Searchable", .boolean(item.isContainer && content.supportsSearch))
+        } else {
+            // MediaItem2: only what is known, as the specification makes these optional.
+            let media = item.media
+            add("URLs", .array(.string, [media?.url].compactMap { $0.map { .string($0.absoluteString) } }))
+            add("MIMEType", .string(media?.mimeType ?? (item.isStreamingContent ? "audio/mpeg" : "application/octet-stream")))
+            if let size = media?.size { add("Size", .int64(size)) }
+            if let artist = media?.artist { add("Artist", .string(artist)) }
+            if let album = media?.album { add("Album", .string(album)) }
+            if let date = media?.date { add("Date", .string(date)) }
+            if let genre = media?.genre { add("Genre", .string(genre)) }
+            if let duration = media?.duration { add("Duration", .int32(Int32(clamping: duration.components.seconds))) }
+            if let number = media?.trackNumber { add("TrackNumber", .int32(Int32(clamping: number))) }
+        }
+        // MediaNode1
+        add("Identifier", .string(entry.path.isEmpty ? "" : Self.identifier(fromKey: entry.path.last!)))
+        add("Subtitle", .string(item.subtitle ?? ""))
+        add("Playable", .boolean(item.isPlayable))
+        add("Container", .boolean(item.isContainer || entry.path.isEmpty))
+        add("Informative", .boolean(item.isInformative && !entry.isLoadingPlaceholder && !entry.path.isEmpty))
+        add("Loading", .boolean(entry.isLoadingPlaceholder))
+        add("PlaybackProgress", .double(item.playbackProgress ?? -1))
+        add("DisplaysPlaybackProgress", .boolean(entry.displaysPlaybackProgress))
+        add("Explicit", .boolean(item.isExplicitContent))
+        add("Streaming", .boolean(item.isStreamingContent))
+        add("NowPlaying", .boolean(entry.isNowPlaying))
+        add("ArtUrl", .string(artURL(item.artwork)))
+        return values
+    }
+
+    private func artURL(_ image: MediaItemArtwork?) -> String {
+        switch image {
+        case nil: ""
+        case .url(let url)?: url.absoluteString
+        case .imageData(let data)?: (try? artwork.fileURL(for: data).absoluteString) ?? ""
+        }
+    }
+
+    static func type(of item: ContentItem, showsAsContainer: Bool) -> String {
+        if showsAsContainer { return "container" }
+        if item.isStreamingContent { return "audio" }
+        return item.media?.mimeType.map { $0.hasPrefix("video/") ? "video" : "music" } ?? "music"
+    }
+
+    static func contextProperties(_ context: PlayableContentManagerContext) -> [DBusValue.DictionaryEntry] {
+        [
+            .init(.string("EndpointAvailable"), .variant(Variant(.boolean(context.endpointAvailable)))),
+            .init(.string("ContentLimitsEnforced"), .variant(Variant(.boolean(context.contentLimitsEnforced)))),
+            .init(.string("EnforcedItemCount"), .variant(Variant(.uint32(UInt32(clamping: context.enforcedContentItemsCount))))),
+            .init(.string("EnforcedTreeDepth"), .variant(Variant(.uint32(UInt32(clamping: context.enforcedContentTreeDepth))))),
+        ]
+    }
+
+    // MARK: Objects
+
+    static let listArguments = [Argument("Offset", .uint32), Argument("Max", .uint32), Argument("Filter", .array(.string))]
+    static let listResult = [Argument("Children", .array(.dictionary(key: .string, value: .variant)))]
+
+    /// The interfaces of the node at `objectPath`, or `nil` if there is none.
+    func interfaces(at objectPath: ObjectPath) -> [Interface]? {
+        guard let path = contentPath(for: objectPath), let entry = try? content.entry(at: path) else { return nil }
+        let values = properties(of: entry, filter: Filter(["*"]))
+        func interface(_ name: InterfaceName, _ names: [String], emitting: Set<String> = []) -> Interface {
+            let interface = Interface(name)
+            for name in names {
+                guard let value = values.first(where: { $0.key == .string(name) }), case .variant(let variant) = value.value
+                else { continue }
+                interface.constantProperty(
+                    MemberName(stringLiteral: name), variant.value, changes: emitting.contains(name) ? .emitsValue : .none)
+            }
+            return interface
+        }
+        let object = interface(Self.object, ["Parent", "Type", "Path", "DisplayName"])
+        var interfaces = [object]
+        let isContainer = values.contains { $0.key == .string("ChildCount") }
+        if isContainer {
+            let container = interface(Self.container, ["ChildCount", "ItemCount", "ContainerCount", "Searchable"])
+            addListing(to: container, path: path)
+            _ = container.signal("Updated")
+            interfaces.append(container)
+        } else {
+            interfaces.append(
+                interface(
+                    Self.item, ["URLs", "MIMEType", "Size", "Artist", "Album", "Date", "Genre", "Duration", "TrackNumber"]))
+        }
+        let node = interface(
+            Self.node,
+            ["Identifier", "Subtitle", "Playable", "Container", "Informative", "Loading", "PlaybackProgress",
+             "DisplaysPlaybackProgress", "Explicit", "Streaming", "NowPlaying", "ArtUrl"],
+            emitting: ["NowPlaying"])
+        addNodeMethods(to: node, path: path)
+        interfaces.append(node)
+        if path.isEmpty { interfaces.append(rootInterface()) }
+        return interfaces
+    }
+
+    private func addListing(to container: Interface, path: [String]) {
+        let content = self.content
+        let nodes = self
+        for (name, kind) in [("ListChildren", ContentListingKind.all), ("ListContainers", .containers), ("ListItems", .items)] {
+            container.method(MemberName(stringLiteral: name), inputs: Self.listArguments, outputs: Self.listResult) { body in
+                let (offset, maximum, filter) = try Self.window(body, from: 0)
+                let listing = try await contentCall("list the children") {
+                    try await content.listChildren(of: path, kind: kind, offset: offset, maximum: maximum)
+                }
+                return [nodes.dictionaries(listing.entries, filter: filter)]
+            }
+        }
+        container.method(
+            "SearchObjects", inputs: [Argument("Query", .string)] + Self.listArguments, outputs: Self.listResult
+        ) { body in
+            guard case .string(let text) = body[0] else { return [] }
+            let (offset, maximum, filter) = try Self.window(body, from: 1)
+            let found = try await contentCall("search") {
+                try await content.search(try SearchCriteria.parse(text), below: path, offset: offset, maximum: maximum)
+            }
+            return [nodes.dictionaries(found, filter: filter)]
+        }
+    }
+
+    private func addNodeMethods(to node: Interface, path: [String]) {
+        let content = self.content
+        let nodes = self
+        node.method("Play") { () async throws in
+            try await contentCall("start playback") { try await content.initiatePlayback(at: path) }
+        }
+        node.method(
+            "Search", inputs: [Argument("Text", .string)] + Self.listArguments, outputs: Self.listResult
+        ) { body in
+            guard case .string(let text) = body[0] else { return [] }
+            let (offset, maximum, filter) = try Self.window(body, from: 1)
+            let found = try await contentCall("search") {
+                try await content.search(.text(text), below: path, offset: offset, maximum: maximum)
+            }
+            return [nodes.dictionaries(found, filter: filter)]
+        }
+    }
+
+    private func rootInterface() -> Interface {
+        let content = self.content
+        let root = Interface(Self.root)
+        let context = content.context
+        _ = root.property("EndpointAvailable", context.endpointAvailable, access: .readWrite) { value in
+            content.updateContext { $0.endpointAvailable = value }
+            return value
+        }
+        _ = root.property("ContentLimitsEnforced", context.contentLimitsEnforced, access: .readWrite) { value in
+            content.updateContext { $0.contentLimitsEnforced = value }
+            return value
+        }
+        _ = root.property("EnforcedItemCount", UInt32(clamping: context.enforcedContentItemsCount), access: .readWrite) { value in
+            content.updateContext { $0.enforcedContentItemsCount = Int(value) }
+            return value
+        }
+        _ = root.property("EnforcedTreeDepth", UInt32(clamping: context.enforcedContentTreeDepth), access: .readWrite) { value in
+            content.updateContext { $0.enforcedContentTreeDepth = Int(value) }
+            return value
+        }
+        _ = root.property("NowPlayingIdentifiers", content.nowPlayingIdentifiers, changes: .none)
+        root.method("SetContentLimits", arguments: ["Enforced", "ItemCount", "TreeDepth"]) {
+            (enforced: Bool, items: UInt32, depth: UInt32) in
+            content.updateContext {
+                $0.contentLimitsEnforced = enforced
+                $0.enforcedContentItemsCount = Int(items)
+                $0.enforcedContentTreeDepth = Int(depth)
+            }
+        }
+        root.method("PrepareQueue", arguments: ["Items"]) { (items: [ObjectPath]) async throws in
+            let paths = try items.map { item throws(DBusError) -> [String] in
+                guard let path = nodesPath(item) else {
+                    throw DBusError(CommandError.noSuchContent, "'\(item)' is not a node of this media tree")
+                }
+                return path
+            }
+            try await contentCall("prepare a queue") {
+                try await content.initializePlaybackQueue(with: paths.isEmpty ? nil : paths)
+            }
+        }
+        return root
+    }
+
+    private func nodesPath(_ objectPath: ObjectPath) -> [String]? { contentPath(for: objectPath) }
+
+    private func dictionaries(_ entries: [ContentEntry], filter: Filter) -> DBusValue {
+        .array(
+            .dictionary(key: .string, value: .variant),
+            entries.map { .dictionary(key: .string, value: .variant, properties(of: $0, filter: filter)) })
+    }
+
+    private static func window(_ body: [DBusValue], from start: Int) throws -> (Int, Int?, Filter) {
+        guard case .uint32(let offset) = body[start], case .uint32(let maximum) = body[start + 1],
+            case .array(_, let names) = body[start + 2]
+        else { throw DBusError(.invalidArgs, "Expected offset, max and filter") }
+        let filter = Filter(names.compactMap { if case .string(let name) = $0 { name } else { nil } })
+        return (Int(offset), maximum == 0 ? nil : Int(maximum), filter)
+    }
+}
+
+/// Runs a call into the content manager, turning its errors into the D-Bus
+/// errors a remote receives: ``ContentError``s by kind, and a delegate's own
+/// failure as `org.mprisbridge.Error.CommandFailed` with the reason.
+func contentCall<T>(_ action: String, _ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as ContentError {
+        throw error.dbusError
+    } catch let error as DBusError {
+        throw error
+    } catch {
+        throw DBusError(CommandError.commandFailed, "Could not \(action): \(error)")
+    }
+}
+
+extension ContentError {
+    /// The D-Bus error a remote receives for this error.
+    var dbusError: DBusError {
+        switch self {
+        case .noSuchContent: DBusError(CommandError.noSuchContent, description)
+        case .notPlayable: DBusError(CommandError.notPlayable, description)
+        case .noDelegate: DBusError(.notSupported, description)
+        case .searchNotSupported: DBusError(.notSupported, description)
+        case .invalidQuery: DBusError(.invalidArgs, description)
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import DBus
+import DBusTestSupport
+import MPRIS
+import MediaRemote
+import Testing
+
+/// The media tree as a head unit (python3-dbus) browses it on a private bus.
+@Suite(.timeLimit(.minutes(1))) struct MediaTreeTests {
+    typealias F = MediaTreeFixture
+
+    @Test func aHeadUnitWalksTheWholeTreeInPagesWithConsistentPathsTypesAndCounts() async throws {
+        try await withMediaTree(sampleTree(albums: 7, tracksPerAlbum: 5)) { tree in
+            // Pages of 3: every container is listed in several pages.
+            let lines = try await tree.client(["walk", "3"])
+            // 4 tabs + 7 albums + 35 tracks + 6 odd rows + the slow tab's 2 rows and its loading row;
+            // items: 35 + 5 odd tracks + the radio + 2 slow tracks.
+            #expect(lines.first?.hasPrefix("nodes 55 containers 10 items 43 depth 2") == true, "\(lines)")
+            #expect(lines.first?.hasSuffix("problems 0") == true, "\(lines)")
+        }
+    }
+
+    @Test func listingsPageAndFilterAndPutTheInformativeRowFirst() async throws {
+        try await withMediaTree { tree in
+            let odd = F.path("odd")
+            let lines = try await tree.client(
+                ["list", "", "0", "0"],
+                ["list", odd, "0", "0"],
+                ["list", odd, "1", "2"],
+                ["list", odd, "0", "0", "items"],
+                ["list", F.path("music"), "0", "1", "children", "DisplayName,ChildCount"],
+                ["list", F.path("music", "album:1"), "0", "1", "children", "URLs,Duration,TrackNumber,Artist,Nonsense"])
+            #expect(lines[0] == "Music|container|Container Odd identifiers|container|Container Radio|audio|Playable,Streaming Slow|container|Container")
+            #expect(lines[1] == "Sign in for more|container|Informative Unicode|music|Playable Empty|music|Playable Dup one|music|Playable Dup two|music|Playable Broken|music|Playable")
+            #expect(lines[2] == "Unicode|music|Playable Empty|music|Playable")
+            #expect(lines[3] == "Unicode|music|Playable Empty|music|Playable Dup one|music|Playable Dup two|music|Playable Broken|music|Playable")
+            // Only the properties asked for, and unknown names ignored.
+            #expect(lines[4] == "ChildCount,DisplayName")
+            #expect(lines[5] == "Artist,Duration,TrackNumber,URLs")
+        }
+    }
+
+    @Test func anyIdentifierYieldsAValidStablePathAndNodesAnswerDirectly() async throws {
+        try await withMediaTree { tree in
+            let odd = "odd"
+            let lines = try await tree.client(
+                ["get", F.path(odd, "spotify:track:ü/ñ 1?"), "org.mprisbridge.MediaNode1", "Identifier"],
+                ["get", F.path(odd, ""), "org.gnome.UPnP.MediaObject2", "DisplayName"],
+                ["get", F.path(odd, "dup"), "org.gnome.UPnP.MediaObject2", "DisplayName"],
+                ["get", F.path(odd, "dup\u{0}2"), "org.gnome.UPnP.MediaObject2", "DisplayName"],
+                ["get", F.path(odd, "spotify:track:ü/ñ 1?"), "org.gnome.UPnP.MediaItem2", "URLs"],
+                ["get", F.path(odd, "spotify:track:ü/ñ 1?"), "org.gnome.UPnP.MediaObject2", "Parent"],
+                ["get", F.path(odd, "nothing here"), "org.gnome.UPnP.MediaObject2", "DisplayName"],
+                ["get", "odd/not_escaped_zz", "org.gnome.UPnP.MediaObject2", "DisplayName"],
+                ["introspect", F.path(odd)],
+                ["introspect", F.path(odd, "dup")])
+            #expect(lines[0] == "String spotify:track:ü/ñ 1?")
+            #expect(lines[1] == "String Empty")
+            #expect(lines[2] == "String Dup one")
+            #expect(lines[3] == "String Dup two")
+            #expect(lines[4] == "Array ['file:///music/Unicode.ogg']")
+            #expect(lines[5] == "ObjectPath \(F.root)/odd")
+            #expect(lines[6] == "error org.freedesktop.DBus.Error.UnknownObject")
+            #expect(lines[7] == "error org.freedesktop.DBus.Error.UnknownObject")
+            #expect(lines[8] == "org.gnome.UPnP.MediaObject2 org.gnome.UPnP.MediaContainer2 org.mprisbridge.MediaNode1 6")
+            #expect(lines[9] == "org.gnome.UPnP.MediaObject2 org.gnome.UPnP.MediaItem2 org.mprisbridge.MediaNode1 0")
+        }
+    }
+
+    @Test func searchFindsByTitleArtistAndAlbumAndRefusesABadQuery() async throws {
+        try await withMediaTree { tree in
+            let music = F.path("music")
+            let lines = try await tree.client(
+                ["search", "", "Artist = \"abba\" and DisplayName contains \".2\"", "0", "0"],
+                ["search", music, "upnp:class derivedfrom \"object.container\"", "0", "0"],
+                ["search", music, "Album = \"Album 3\" or DisplayName = \"Song 1.1\"", "1", "2"],
+                ["search", "", "DisplayName contains", "0", "0"],
+                ["search", "", "Bitrate > \"1\"", "0", "0"],
+                ["text", "", "abba", "0", "2"],
+                ["text", F.path("music", "album:3"), "song", "0", "0"])
+            #expect(lines[0] == "Song 2.2")
+            #expect(lines[1] == "Album 1 Album 2 Album 3")
+            #expect(lines[2] == "Song 3.1 Song 3.2")
+            #expect(lines[3] == "error org.freedesktop.DBus.Error.InvalidArgs")
+            #expect(lines[4] == "error org.freedesktop.DBus.Error.InvalidArgs")
+            #expect(lines[5] == "Song 2.1 Song 2.2")
+            #expect(lines[6] == "Song 3.1 Song 3.2 Song 3.3 Song 3.4")
+        }
+    }
+
+    @Test func contentLimitsSetByTheHeadUnitCapEveryListingAndTheDelegateHearsThem() async throws {
+        try await withMediaTree(sampleTree(albums: 9)) { tree in
+            let music = F.path("music")
+            let root = "org.mprisbridge.MediaRoot1"
+            let lines = try await tree.client(
+                ["set", "", root, "EnforcedItemCount", "u", "4"],
+                ["set", "", root, "EnforcedTreeDepth", "u", "2"],
+                ["set", "", root, "ContentLimitsEnforced", "b", "true"],
+                ["list", music, "0", "0"],
+                ["get", music, "org.gnome.UPnP.MediaContainer2", "ChildCount"],
+                ["list", music, "3", "10"],
+                ["get", F.path("music", "album:1"), "org.gnome.UPnP.MediaContainer2", "ChildCount"],
+                ["list", F.path("music", "album:1"), "0", "0"],
+                ["get", F.path("music", "album:1", "track:1-1"), "org.gnome.UPnP.MediaObject2", "DisplayName"],
+                ["search", "", "DisplayName contains \"Song\" or DisplayName contains \"Album\"", "0", "0"],
+                ["set", "", root, "ContentLimitsEnforced", "b", "false"],
+                ["get", music, "org.gnome.UPnP.MediaContainer2", "ChildCount"])
+            #expect(lines[3] == "Album 1|container|Playable,Container Album 2|container|Playable,Container Album 3|container|Playable,Container Album 4|container|Playable,Container")
+            #expect(lines[4] == "UInt32 4")
+            #expect(lines[5] == "Album 4|container|Playable,Container")
+            // Depth 2 is the deepest level opened: the album (depth 2) is listed and playable but shows nothing.
+            #expect(lines[6] == "UInt32 0")
+            #expect(lines[7] == "(empty)")
+            #expect(lines[8] == "error org.freedesktop.DBus.Error.UnknownObject")
+            // Tracks lie deeper than depth 2: only reachable rows are found, at most 4.
+            #expect(lines[9] == "Album 1 Album 2 Album 3 Album 4")
+            #expect(lines[11] == "UInt32 9")
+            let contexts = tree.delegate.contexts
+            #expect(contexts.count == 4)
+            #expect(contexts[2] == PlayableContentManagerContext(contentLimitsEnforced: true, enforcedContentItemsCount: 4, enforcedContentTreeDepth: 2))
+            #expect(contexts.last?.contentLimitsEnforced == false)
+        }
+    }
+
+    @Test func aSlowContainerAnswersByTheDeadlineWithALoadingRowThenSignalsUpdatedOnce() async throws {
+        try await withMediaTree(loadingDeadline: .milliseconds(200)) { tree in
+            let lines = try await tree.client(["slow", F.path("slow")])
+            let first = try #require(lines.first)
+            let milliseconds = try #require(Int(first.split(separator: " ")[1]))
+            // The deadline is 200 ms; the data source takes a second.
+            #expect(milliseconds >= 150 && milliseconds < 900, "\(first)")
+            #expect(first.hasSuffix(": Slow 1|music|Playable Slow 2|music|Playable Loading…|container|Loading"))
+            #expect(lines[1] == "updated 1; then: Slow 1|music|Playable Slow 2|music|Playable Slow 3|music|Playable Slow 4|music|Playable Slow 5|music|Playable")
+        }
+    }
+
+    @Test func playRepliesOnlyOnceThePlayerHasStartedOrWithANamedError() async throws {
+        try await withMediaTree { tree in
+            let lines = try await tree.client(
+                ["play", F.path("music", "album:2", "track:2-3")],
+                ["get", F.path("music", "album:2", "track:2-3"), "org.mprisbridge.MediaNode1", "NowPlaying"],
+                ["play", F.path("odd", "note")],
+                ["play", F.path("odd", "Broken")],
+                ["play", F.path("music")],
+                ["play", F.path("music", "album:9")])
+            let played = lines[0].split(separator: " ")
+            #expect(played[0] == "played")
+            // The delegate takes 300 ms to start the pipeline; the reply waits for it.
+            #expect(Int(played[1])! >= 290, "\(lines[0])")
+            #expect(lines[1] == "Boolean 1")
+            #expect(lines[2].hasPrefix("error org.mprisbridge.Error.NotPlayable"))
+            #expect(lines[3].hasPrefix("error org.mprisbridge.Error.CommandFailed"))
+            #expect(lines[4].hasPrefix("error org.mprisbridge.Error.NotPlayable"))
+            #expect(lines[5].hasPrefix("error org.freedesktop.DBus.Error.UnknownObject"))
+            #expect(tree.delegate.started == [[0, 1, 2]])
+        }
+    }
+
+    @Test func theTreeServesExactlyTheContractInDBusFolder() async throws {
+        try await withMediaTree { tree in
+            func check(_ path: String, _ files: [String]) async throws -> ProcessOutput {
+                try await tree.bus.run(
+                    PrivateBus.systemPython,
+                    ["\(repositoryRoot)/Scripts/check-contract.py", F.busName, path]
+                        + files.map { "\(repositoryRoot)/dbus/\($0).xml" })
+            }
+            let root = try await check(
+                F.root,
+                ["org.gnome.UPnP.MediaObject2", "org.gnome.UPnP.MediaContainer2", "org.mprisbridge.MediaNode1",
+                 "org.mprisbridge.MediaRoot1"])
+            #expect(root.stdout == "match 34 members\n", "\(root.stdout)\(root.stderr)")
+            let item = try await check(
+                F.root + "/" + F.path("music", "album:1", "track:1-1"),
+                ["org.gnome.UPnP.MediaObject2", "org.gnome.UPnP.MediaItem2", "org.mprisbridge.MediaNode1"])
+            #expect(item.stdout == "match 27 members\n", "\(item.stdout)\(item.stderr)")
+        }
+    }
+}
