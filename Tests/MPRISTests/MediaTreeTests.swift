@@ -155,6 +155,67 @@ import Testing
         }
     }
 
+    /// Starts `Python/watch_tree.py` and returns once it is subscribed.
+    static func watch(_ tree: MediaTreeFixture) async throws -> ChildProcess {
+        let watcher = try tree.bus.spawn(PrivateBus.systemPython, ["-u", pythonScript("watch_tree.py"), F.busName, F.root])
+        _ = try await watcher.waitForLine { $0 == "READY" }
+        return watcher
+    }
+
+    /// The watcher's lines after READY, up to and including the first that satisfies `last`.
+    static func lines(of watcher: ChildProcess, through last: @escaping (String) -> Bool) async throws -> [String] {
+        _ = try await watcher.waitForLine(where: last)
+        let all = watcher.capturedStdout.split(separator: "\n").map(String.init)
+        return Array(all.drop { $0 != "READY" }.dropFirst())
+    }
+
+    @Test func aBatchOfChangesSignalsEachChangedContainerOnceAndNowPlayingMarksFlip() async throws {
+        try await withMediaTree(sampleTree(albums: 3).filter { $0.item.identifier != "slow" }) { tree in
+            // The head unit has browsed everything.
+            #expect(try await tree.client(["walk", "100"]).first?.hasSuffix("problems 0") == true)
+            let watcher = try await Self.watch(tree)
+            defer { watcher.kill() }
+            tree.manager.beginUpdates()
+            tree.content.replace { root in
+                root[0].children[0].item.title = "Album One"
+                for index in 0..<4 { root[0].children[1].children[index].item.playbackProgress = 0.5 }
+                root[0].children[2].children.append(.track("track:3-5", "Song 3.5"))
+            }
+            tree.manager.beginUpdates()
+            tree.manager.endUpdates()
+            tree.manager.endUpdates()
+            tree.manager.nowPlayingIdentifiers = ["album:3", "track:3-5"]
+            let playing = "changed \(F.path("music", "album:3", "track:3-5")) node NowPlaying=true"
+            let lines = try await Self.lines(of: watcher) { $0 == playing }
+            // Album 1's own row changed (so did the Music tab's rows); albums 2 and 3 have changed rows.
+            #expect(
+                lines == [
+                    "updated music", "updated \(F.path("music", "album:1"))", "updated \(F.path("music", "album:2"))",
+                    "updated \(F.path("music", "album:3"))",
+                    "changed \(F.path("music", "album:3")) node NowPlaying=true", playing,
+                ])
+        }
+    }
+
+    @Test func aStormOfTenThousandItemChangesInOneBatchIsOneUpdated() async throws {
+        let tree = [TestNode.container("music", "Music", playable: false, (1...1).map { album in
+            .container("album:\(album)", "Big", (1...10_000).map { .track("t\($0)", "Song \($0)") })
+        })]
+        try await withMediaTree(tree) { tree in
+            #expect(try await tree.client(["list", F.path("music", "album:1"), "9999", "1"]) == ["Song 10000|music|Playable"])
+            let watcher = try await Self.watch(tree)
+            defer { watcher.kill() }
+            tree.manager.beginUpdates()
+            tree.content.replace { root in
+                for index in 0..<10_000 { root[0].children[0].children[index].item.playbackProgress = 1 }
+            }
+            tree.manager.endUpdates()
+            tree.manager.nowPlayingIdentifiers = ["t1"]
+            let lines = try await Self.lines(of: watcher) { $0.hasSuffix("NowPlaying=true") }
+            #expect(lines == ["updated \(F.path("music", "album:1"))", "changed \(F.path("music", "album:1", "t1")) node NowPlaying=true"])
+        }
+    }
+
     @Test func theTreeServesExactlyTheContractInDBusFolder() async throws {
         try await withMediaTree { tree in
             func check(_ path: String, _ files: [String]) async throws -> ProcessOutput {

@@ -1,0 +1,206 @@
+import MediaRemote
+import Synchronization
+import Testing
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A two-level data source that counts what the manager asks of it.
+final class CountingSource: PlayableContentDataSource {
+    struct Calls {
+        var items = 0
+        var loads: [IndexPath] = []
+    }
+    private let state: Mutex<(tabs: [(ContentItem, [ContentItem])], calls: Calls)>
+
+    init(_ tabs: [(ContentItem, [ContentItem])]) { state = Mutex((tabs, Calls())) }
+
+    var calls: Calls { state.withLock { $0.calls } }
+    func change(_ body: (inout [(ContentItem, [ContentItem])]) -> Void) { state.withLock { body(&$0.tabs) } }
+
+    func beginLoadingChildItems(at indexPath: IndexPath) async throws {
+        state.withLock { $0.calls.loads.append(indexPath) }
+    }
+
+    func numberOfChildItems(at indexPath: IndexPath) -> Int {
+        state.withLock { state in
+            switch indexPath.count {
+            case 0: state.tabs.count
+            case 1: indexPath[0] < state.tabs.count ? state.tabs[indexPath[0]].1.count : 0
+            default: 0
+            }
+        }
+    }
+
+    func contentItem(at indexPath: IndexPath) -> ContentItem? {
+        state.withLock { state in
+            state.calls.items += 1
+            guard indexPath[0] < state.tabs.count else { return nil }
+            let tab = state.tabs[indexPath[0]]
+            if indexPath.count == 1 { return tab.0 }
+            return indexPath[1] < tab.1.count ? tab.1[indexPath[1]] : nil
+        }
+    }
+}
+
+func container(_ identifier: String) -> ContentItem { ContentItem(identifier: identifier, title: identifier, isContainer: true) }
+func track(_ identifier: String) -> ContentItem { ContentItem(identifier: identifier, title: identifier, isPlayable: true) }
+
+@Suite(.timeLimit(.minutes(1))) struct PlayableContentManagerTests {
+    static func source() -> CountingSource {
+        CountingSource([
+            (container("a"), (1...5).map { track("a\($0)") }),
+            (container("b"), [track("b1"), .informative(identifier: "note", title: "Offline")]),
+        ])
+    }
+
+    @Test func listingsAreServedFromMemoryAndTheDataSourceIsAskedOnce() async throws {
+        let source = Self.source()
+        let manager = PlayableContentManager(dataSource: source)
+        var callsAfterFirstListing = 0
+        for _ in 0..<3 {
+            let page = try await manager.listChildren(of: ["a"], offset: 1, maximum: 2)
+            #expect(page.entries.map(\.item.identifier) == ["a2", "a3"])
+            #expect(page.totalCount == 5)
+            #expect(page.entries.map(\.path) == [["a", "a2"], ["a", "a3"]])
+            #expect(page.entries.map(\.indexPath) == [[0, 1], [0, 2]])
+            if callsAfterFirstListing == 0 {
+                // Let the root's loading (started to resolve the path) finish and read it.
+                while source.calls.items < 9 { await Task.yield() }
+                callsAfterFirstListing = source.calls.items
+            }
+        }
+        // The root twice (a snapshot to find "a", then once loaded), the tab's five rows once;
+        // later listings ask nothing.
+        #expect(source.calls.items == 9)
+        #expect(source.calls.loads.filter { $0 == [0] }.count == 1)
+    }
+
+    @Test func listingAContainerPrefetchesTheContainersItShows() async throws {
+        let source = Self.source()
+        let manager = PlayableContentManager(dataSource: source)
+        _ = try await manager.listChildren(of: [])
+        // Prefetch runs in the background; a listing of the tab then finds it loaded.
+        let page = try await manager.listChildren(of: ["b"])
+        #expect(page.isComplete)
+        #expect(Set(source.calls.loads) == [[], [0], [1]])
+    }
+
+    @Test func theInformativeRowIsListedFirstWhereverTheDataSourcePutsIt() async throws {
+        let manager = PlayableContentManager(dataSource: Self.source())
+        let rows = try await manager.listChildren(of: ["b"])
+        #expect(rows.entries.map(\.item.identifier) == ["note", "b1"])
+        #expect(rows.entries[0].item.isInformative)
+        await #expect(throws: ContentError.notPlayable("Offline")) { try await manager.initiatePlayback(at: ["b", "note"]) }
+    }
+
+    @Test func endUpdatesReportsEachChangedContainerOnce() async throws {
+        let source = Self.source()
+        let manager = PlayableContentManager(dataSource: source)
+        _ = try await manager.listChildren(of: ["a"])
+        _ = try await manager.listChildren(of: ["b"])
+        let heard = Mutex<[ContentChange]>([])
+        let observation = manager.observe { change in heard.withLock { $0.append(change) } }
+        defer { observation.cancel() }
+        manager.beginUpdates()
+        source.change { tabs in
+            tabs[0].1 = tabs[0].1.map { var item = $0; item.playbackProgress = 0.25; return item }
+            tabs[0].1.removeLast()
+        }
+        #expect(heard.withLock { $0.isEmpty })
+        manager.endUpdates()
+        #expect(heard.withLock { $0 } == [.containersUpdated([["a"]])])
+        #expect(try await manager.listChildren(of: ["a"]).entries.map(\.item.playbackProgress) == [0.25, 0.25, 0.25, 0.25])
+        // Nothing changed: nothing heard.
+        manager.beginUpdates()
+        manager.endUpdates()
+        #expect(heard.withLock { $0.count } == 1)
+    }
+
+    @Test func reloadDataLoadsAgainAndReportsWhatChanged() async throws {
+        let source = Self.source()
+        let manager = PlayableContentManager(dataSource: source)
+        _ = try await manager.listChildren(of: ["a"])
+        let heard = Mutex<[ContentChange]>([])
+        let observation = manager.observe { change in heard.withLock { $0.append(change) } }
+        defer { observation.cancel() }
+        source.change { tabs in tabs[1].0.title = "Bee" }
+        await manager.reloadData().value
+        // The tab's own row changed: the root lists it (and the tab, read, is told too if it was read).
+        #expect(heard.withLock { $0 } == [.containersUpdated([[]])])
+        #expect(source.calls.loads.filter { $0 == [0] }.count == 2)
+        #expect(try manager.entry(at: ["b"]).item.title == "Bee")
+    }
+
+    @Test func limitsCapListingsCountsAndDepth() async throws {
+        let manager = PlayableContentManager(dataSource: Self.source())
+        let delegate = RecordingDelegate()
+        manager.delegate = delegate
+        manager.updateContext {
+            $0.contentLimitsEnforced = true
+            $0.enforcedContentItemsCount = 3
+            $0.enforcedContentTreeDepth = 1
+        }
+        #expect(delegate.contexts.count == 1)
+        #expect(try await manager.listChildren(of: []).entries.count == 2)
+        #expect(try await manager.listChildren(of: ["a"]).entries.isEmpty)
+        #expect(try manager.entry(at: ["a"]).children?.childCount == 0)
+        #expect(throws: ContentError.self) { try manager.entry(at: ["a", "a1"]) }
+        manager.updateContext { $0.enforcedContentTreeDepth = 2 }
+        let page = try await manager.listChildren(of: ["a"])
+        #expect(page.entries.map(\.item.identifier) == ["a1", "a2", "a3"])
+        #expect(page.totalCount == 3)
+        #expect(try manager.entry(at: ["a"]).children?.childCount == 3)
+        // Setting the same context again tells nobody.
+        manager.updateContext { $0.enforcedContentTreeDepth = 2 }
+        #expect(delegate.contexts.count == 2)
+    }
+
+    @Test func nowPlayingMarksRowsAndReportsTheirPaths() async throws {
+        let manager = PlayableContentManager(dataSource: Self.source())
+        _ = try await manager.listChildren(of: ["a"])
+        let heard = Mutex<[ContentChange]>([])
+        let observation = manager.observe { change in heard.withLock { $0.append(change) } }
+        defer { observation.cancel() }
+        manager.nowPlayingIdentifiers = ["a", "a2"]
+        manager.nowPlayingIdentifiers = ["a", "a3"]
+        #expect(heard.withLock { $0 } == [.nowPlayingChanged([["a"], ["a", "a2"]]), .nowPlayingChanged([["a", "a2"], ["a", "a3"]])])
+        #expect(try await manager.listChildren(of: ["a"]).entries.map(\.isNowPlaying) == [false, false, true, false, false])
+    }
+
+    @Test func repeatedIdentifiersGetPathsOfTheirOwn() async throws {
+        let manager = PlayableContentManager(dataSource: CountingSource([(container("a"), [track("x"), track("x"), track("x")])]))
+        let rows = try await manager.listChildren(of: ["a"])
+        #expect(rows.entries.map(\.path) == [["a", "x"], ["a", "x\u{0}2"], ["a", "x\u{0}3"]])
+        #expect(try manager.entry(at: ["a", "x\u{0}3"]).indexPath == [0, 2])
+    }
+
+    @Test func queriesMatchFieldsIgnoringCase() {
+        let item = ContentItem(
+            identifier: "t", title: "Dancing Queen", isPlayable: true,
+            media: ContentMedia(duration: .seconds(231), artist: "ABBA", trackNumber: 2))
+        #expect(ContentQuery.text("abba").matches(item))
+        #expect(ContentQuery.text("queen").matches(item))
+        #expect(!ContentQuery.text("beatles").matches(item))
+        #expect(ContentQuery.compare(.trackNumber, .less, "10").matches(item))
+        #expect(ContentQuery.and(.compare(.duration, .greaterOrEqual, "231"), .compare(.kind, .derivedFrom, "music")).matches(item))
+        #expect(ContentQuery.exists(.album, false).matches(item))
+        #expect(ContentQuery.compare(.album, .notEqual, "x").matches(item))
+    }
+}
+
+final class RecordingDelegate: PlayableContentDelegate {
+    private let state = Mutex<[PlayableContentManagerContext]>([])
+    var contexts: [PlayableContentManagerContext] { state.withLock { $0 } }
+
+    func playableContentManager(_ manager: PlayableContentManager, initiatePlaybackOfContentItemAt indexPath: IndexPath)
+        async throws
+    {}
+
+    func playableContentManager(_ manager: PlayableContentManager, didUpdate context: PlayableContentManagerContext) {
+        state.withLock { $0.append(context) }
+    }
+}
