@@ -167,6 +167,8 @@ final class PlaylistsInterface: Sendable {
         var activated: ObjectPath?
         var observation: Observation?
         var reloadRequests: AsyncStream<Void>.Continuation?
+        /// Counts ``start()``s, so a reload still running from an earlier publication shows nothing.
+        var generation = 0
     }
 
     /// - Parameters:
@@ -207,14 +209,16 @@ final class PlaylistsInterface: Sendable {
         let (requests, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         // Observing first, so no change falls between the first listing and the observation.
         let observation = content.observe { [weak self] change in self?.contentChanged(change) }
-        state.withLock { state in
+        let generation = state.withLock { state in
             state.observation = observation
             state.reloadRequests = continuation
             state.locationPaths = nil
+            state.generation += 1
+            return state.generation
         }
-        await reload()
+        await reload(generation)
         Task { [weak self] in
-            for await _ in requests { await self?.reload() }
+            for await _ in requests { await self?.reload(generation) }
         }
     }
 
@@ -253,8 +257,9 @@ final class PlaylistsInterface: Sendable {
         _ = state.withLock { $0.reloadRequests }?.yield()
     }
 
-    /// Lists the playlists from the manager and shows the result.
-    private func reload() async {
+    /// Lists the playlists from the manager and shows the result, unless the
+    /// service was published again meanwhile (`generation` is no longer current).
+    private func reload(_ generation: Int) async {
         var found: [ContentEntry] = []
         var locationPaths: [[String]?] = []
         for location in locations {
@@ -287,13 +292,14 @@ final class PlaylistsInterface: Sendable {
                     identifier: entry.item.identifier, artwork: artwork, creationDate: entry.item.media?.creationDate,
                     modificationDate: entry.item.media?.modificationDate))
         }
-        show(listed, locationPaths: locationPaths)
+        show(listed, locationPaths: locationPaths, generation: generation)
     }
 
     /// Shows a new listing and announces the difference, under the lock so
     /// that announcements keep the order of the listings.
-    private func show(_ listed: [Listed], locationPaths: [[String]?]) {
+    private func show(_ listed: [Listed], locationPaths: [[String]?], generation: Int) {
         state.withLock { state in
+            guard state.generation == generation else { return }
             // Playlists listed before and now whose name or icon differ (the id is the same by definition).
             let changed = listed.compactMap { new -> MPRISPlaylist? in
                 guard let index = state.indexByID[new.playlist.id], state.listed[index].playlist != new.playlist else {
