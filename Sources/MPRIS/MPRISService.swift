@@ -179,7 +179,14 @@ public final class MPRISService: Sendable {
         let interfaces =
             [root.interface, player.interface, extensions.interface]
             + [trackList?.interface, playlists?.interface].compactMap { $0 }
-        try connection.export(interfaces, at: Self.objectPath)
+        do {
+            try connection.export(interfaces, at: Self.objectPath)
+        } catch {
+            // Nothing was published: stop following the centres and the content again.
+            for observation in observations { observation.cancel() }
+            playlists?.stop()
+            throw error
+        }
         state.withLock {
             $0.connection = connection
             $0.observations = observations
