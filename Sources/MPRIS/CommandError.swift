@@ -16,6 +16,8 @@ public enum CommandError {
     public static let notPlayable: ErrorName = "org.mprisbridge.Error.NotPlayable"
     /// `org.mprisbridge.Error.CommandFailed`: the app could not carry the command out.
     public static let commandFailed: ErrorName = "org.mprisbridge.Error.CommandFailed"
+    /// `org.mprisbridge.Error.NotPlayable`: the content exists but cannot be played.
+    public static let notPlayable: ErrorName = "org.mprisbridge.Error.NotPlayable"
 
     /// The error for a handler's status, or `nil` for success (and for an
     /// unavailable command, which has no effect and is not an error).
@@ -27,6 +29,26 @@ public enum CommandError {
             DBusError(noActionableNowPlayingItem, "The player could not \(command): nothing is loaded.")
         case .deviceNotFound?: DBusError(deviceNotFound, "The player could not \(command): its output device is not available.")
         case .commandFailed?: DBusError(commandFailed, "The player could not \(command).")
+        }
+    }
+
+    /// The error for a failed request to play content (``PlayableContentManager/initiatePlayback(at:)``):
+    /// a ``ContentError`` by its case, a ``DBusError`` (or ``DBusErrorConvertible``)
+    /// the app threw as it is, anything else `CommandFailed` with the error's description.
+    static func error(forPlaybackFailure error: any Error, of what: String) -> DBusError {
+        let prefix = "The player could not play \(what)"
+        switch error {
+        case let error as ContentError:
+            switch error {
+            case .noSuchContent: return DBusError(noSuchContent, "\(prefix): it is no longer there.")
+            case .notPlayable: return DBusError(notPlayable, "\(prefix): it cannot be played.")
+            case .noDelegate: return DBusError(commandFailed, "\(prefix): the app has no content delegate to start playback.")
+            case .searchNotSupported, .invalidQuery: return DBusError(commandFailed, "\(prefix): \(error).")
+            }
+        case let error as DBusError: return error
+        case let error as any DBusErrorConvertible: return error.dbusError
+        case is CancellationError: return DBusError(commandFailed, "\(prefix): playback was cancelled.")
+        default: return DBusError(commandFailed, "\(prefix): \(error)")
         }
     }
 }

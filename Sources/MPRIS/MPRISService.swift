@@ -30,12 +30,19 @@ public struct MPRISConfiguration: Sendable {
     /// published as MPRIS `org.mpris.MediaPlayer2.TrackList`; `HasTrackList`
     /// says so. Default false: an app without a queue shows no track list.
     public var hasTrackList: Bool
+    /// The containers of the content tree whose playable child containers
+    /// (albums, playlists) are published as MPRIS `org.mpris.MediaPlayer2.Playlists`,
+    /// as index paths of the ``PlayableContentManager`` given to the service
+    /// (`[[1], [3]]`: the children of the second and fourth tabs), in the
+    /// order their playlists are listed. The interface is exported only when
+    /// this is not empty and the service has a content manager. Default: none.
+    public var playlistLocations: [IndexPath]
 
     /// Describes a player; only the bus name and the identity are required.
     public init(
         playerName: String, identity: String, desktopEntry: String? = nil,
         raise: (@Sendable () async -> Void)? = nil, quit: (@Sendable () async -> Void)? = nil,
-        artworkCacheDirectory: String? = nil, hasTrackList: Bool = false
+        artworkCacheDirectory: String? = nil, hasTrackList: Bool = false, playlistLocations: [IndexPath] = []
     ) {
         self.playerName = playerName
         self.identity = identity
@@ -44,6 +51,7 @@ public struct MPRISConfiguration: Sendable {
         self.quit = quit
         self.artworkCacheDirectory = artworkCacheDirectory
         self.hasTrackList = hasTrackList
+        self.playlistLocations = playlistLocations
     }
 }
 
@@ -60,8 +68,11 @@ public struct MPRISConfiguration: Sendable {
 ///
 /// On `/org/mpris/MediaPlayer2` it serves `org.mpris.MediaPlayer2`,
 /// `org.mpris.MediaPlayer2.Player`, the project's extension interface
-/// `org.mprisbridge.Player1` and, with ``MPRISConfiguration/hasTrackList``,
-/// `org.mpris.MediaPlayer2.TrackList` for the play queue. Every property
+/// `org.mprisbridge.Player1`; with ``MPRISConfiguration/hasTrackList``,
+/// `org.mpris.MediaPlayer2.TrackList` for the play queue; and with a content
+/// manager and ``MPRISConfiguration/playlistLocations``,
+/// `org.mpris.MediaPlayer2.Playlists` for the playable containers found
+/// there (activating one asks the manager's delegate to play it). Every property
 /// follows the two centres: a command enabled or disabled, a new now-playing
 /// value or volume each become one `PropertiesChanged` per interface, with
 /// only what changed; a jump of the position becomes `Seeked`; a change of
@@ -80,11 +91,15 @@ public final class MPRISService: Sendable {
     public let nowPlaying: NowPlayingInfoCenter
     /// The bus name asked for: `org.mpris.MediaPlayer2.<playerName>`.
     public let requestedName: BusName
+    /// The app's browsable content, whose playable containers at
+    /// ``MPRISConfiguration/playlistLocations`` are offered as playlists.
+    public let content: PlayableContentManager?
 
     private let root: RootInterface
     private let player: PlayerInterface
     private let extensions: ExtensionInterface
     private let trackList: TrackListInterface?
+    private let playlists: PlaylistsInterface?
     private let artwork: ArtworkCache
     private let state = Mutex(Published())
 
@@ -95,12 +110,17 @@ public final class MPRISService: Sendable {
     }
 
     /// Builds the interfaces. Throws `InvalidArgs` when `playerName` cannot end a bus name.
-    public init(configuration: MPRISConfiguration, commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter)
-        throws
-    {
+    ///
+    /// - Parameter content: the app's content tree; with
+    ///   ``MPRISConfiguration/playlistLocations`` it makes the Playlists interface.
+    public init(
+        configuration: MPRISConfiguration, commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter,
+        content: PlayableContentManager? = nil
+    ) throws {
         requestedName = try BusName(validating: "org.mpris.MediaPlayer2.\(configuration.playerName)")
         self.commands = commands
         self.nowPlaying = nowPlaying
+        self.content = content
         root = RootInterface(configuration: configuration, commands: commands)
         player = PlayerInterface(commands: commands, nowPlaying: nowPlaying)
         extensions = ExtensionInterface(commands: commands, nowPlaying: nowPlaying)
@@ -113,6 +133,14 @@ public final class MPRISService: Sendable {
             ? TrackListInterface(
                 commands: commands, nowPlaying: nowPlaying, artURL: { Self.artURL(for: $0, cache: artwork) })
             : nil
+        playlists =
+            if let content, !configuration.playlistLocations.isEmpty {
+                PlaylistsInterface(
+                    content: content, locations: configuration.playlistLocations,
+                    artURL: { Self.artURL(for: $0, cache: artwork) })
+            } else {
+                nil
+            }
     }
 
     /// The bus name owned after ``publish(on:)``: the requested name, or
@@ -123,7 +151,9 @@ public final class MPRISService: Sendable {
     ///
     /// `CanControl` is fixed here (constant, as the specification says): false
     /// only if the app offers no command at all, so configure the command
-    /// centre first. Returns the name owned.
+    /// centre first. With playlists, the first listing is read before the
+    /// name is taken (waiting at most the manager's
+    /// ``PlayableContentManager/loadingDeadline`` for each location). Returns the name owned.
     @discardableResult
     public func publish(on connection: Connection) async throws -> BusName {
         player.canControl.value = commands.hasAvailableCommand
@@ -144,9 +174,19 @@ public final class MPRISService: Sendable {
             observations.append(nowPlaying.observeQueue { _ in trackList.refreshQueue() })
             trackList.refreshQueue()
         }
+        await playlists?.start()
         // Objects first, then the name, so no call arrives before they exist.
-        let interfaces = [root.interface, player.interface, extensions.interface] + [trackList?.interface].compactMap { $0 }
-        try connection.export(interfaces, at: Self.objectPath)
+        let interfaces =
+            [root.interface, player.interface, extensions.interface]
+            + [trackList?.interface, playlists?.interface].compactMap { $0 }
+        do {
+            try connection.export(interfaces, at: Self.objectPath)
+        } catch {
+            // Nothing was published: stop following the centres and the content again.
+            for observation in observations { observation.cancel() }
+            playlists?.stop()
+            throw error
+        }
         state.withLock {
             $0.connection = connection
             $0.observations = observations
@@ -169,6 +209,7 @@ public final class MPRISService: Sendable {
             return published
         }
         for observation in published.observations { observation.cancel() }
+        playlists?.stop()
         guard let connection = published.connection else { return }
         if let name = published.busName { _ = try? await connection.releaseName(name) }
         connection.unexport(at: Self.objectPath)
