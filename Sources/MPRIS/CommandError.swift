@@ -12,8 +12,6 @@ public enum CommandError {
     public static let noActionableNowPlayingItem: ErrorName = "org.mprisbridge.Error.NoActionableNowPlayingItem"
     /// `org.mprisbridge.Error.DeviceNotFound`: the output or device is unavailable.
     public static let deviceNotFound: ErrorName = "org.mprisbridge.Error.DeviceNotFound"
-    /// `org.mprisbridge.Error.NotPlayable`: the content asked for cannot be played (an informative row).
-    public static let notPlayable: ErrorName = "org.mprisbridge.Error.NotPlayable"
     /// `org.mprisbridge.Error.CommandFailed`: the app could not carry the command out.
     public static let commandFailed: ErrorName = "org.mprisbridge.Error.CommandFailed"
     /// `org.mprisbridge.Error.NotPlayable`: the content exists but cannot be played.
