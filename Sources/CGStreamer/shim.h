@@ -122,6 +122,11 @@ static inline gboolean cgst_is_sink(GstObject *object) {
     return object != NULL && GST_IS_ELEMENT(object) && GST_OBJECT_FLAG_IS_SET(object, GST_ELEMENT_FLAG_SINK);
 }
 
+/// Whether `object` is a source element (a file or HTTP reader), which reads and decodes nothing.
+static inline gboolean cgst_is_source(GstObject *object) {
+    return object != NULL && GST_IS_ELEMENT(object) && GST_OBJECT_FLAG_IS_SET(object, GST_ELEMENT_FLAG_SOURCE);
+}
+
 /// The URI that `object` (an element that posted an error) was working on: the nearest source
 /// element's or uridecodebin's, walking up the parents up to but not including `top` (playbin,
 /// whose `uri` property is already the next item's after a gapless hand-over). NULL if none.

@@ -510,6 +510,12 @@ private final class BusLoop: @unchecked Sendable {  // the pointers are immutabl
                 default: category = .input
                 }
             }
+        } else if domain == gst_stream_error_quark() && cgst_is_source(source) != 0
+            && GstStreamError(rawValue: .init(code)) == GST_STREAM_ERROR_FAILED
+        {
+            // A source element's flow failing is a read failure, not a decoding one: with libsoup 3,
+            // souphttpsrc reports a refused or dropped connection only this way.
+            category = .input
         } else if domain == gst_stream_error_quark() {
             category = .decode
         } else if domain == gst_core_error_quark()

@@ -814,6 +814,8 @@ extension PlaybackError {
             }
         var message = failure.message
         if message.hasSuffix(".") { message.removeLast() }
+        // libsoup 3 reports a refused or lost connection as a bare "Internal data stream error".
+        if kind == .network { message = "Network error: " + message }
         if !failure.detail.isEmpty { message += ": " + failure.detail }
         self.init(kind: kind, url: url, message: message)
     }
