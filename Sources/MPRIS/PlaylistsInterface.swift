@@ -268,7 +268,7 @@ final class PlaylistsInterface: Sendable {
                 continue
             }
             locationPaths.append(entry.path)
-            guard let listing = try? await content.listChildren(of: entry.path, kind: .containers) else { continue }
+            guard let listing = try? await content.listChildren(of: entry.path, kind: .containers, prefetch: false) else { continue }
             found += listing.entries.filter { $0.item.isContainer && $0.item.isPlayable && !$0.isLoadingPlaceholder }
         }
         let previous = state.withLock { state in state.indexByID.mapValues { state.listed[$0] } }

@@ -376,6 +376,10 @@ public final class PlayableContentManager: Sendable {
 
     // MARK: Serving remotes
 
+    /// The most child containers one listing prefetches: a head unit's screen
+    /// shows a dozen rows, and loading hundreds of albums nobody opens costs memory.
+    public static let prefetchLimit = 24
+
     /// The row at `path` (`[]` is the root), reading it from the data source
     /// if needed. Throws ``ContentError/noSuchContent(_:)`` when nothing is
     /// there, or it lies deeper than the content limits allow.
@@ -420,11 +424,15 @@ public final class PlayableContentManager: Sendable {
     ///   - kind: all children, only playable items (and informative rows), or only containers.
     ///   - offset: the first row of the page, from 0.
     ///   - maximum: the most rows to return; `nil` for all.
+    ///   - prefetch: whether to start loading the child containers the page
+    ///     shows (the first ``prefetchLimit`` of them), as a remote about to
+    ///     open one needs. Pass false for listings no one will browse into.
     /// - Returns: the rows, in listing order: informative rows first, then
     ///   the data source's order; a “loading” row last while the data source
     ///   is still loading after the deadline.
     public func listChildren(
-        of path: [String], kind: ContentListingKind = .all, offset: Int = 0, maximum: Int? = nil
+        of path: [String], kind: ContentListingKind = .all, offset: Int = 0, maximum: Int? = nil,
+        prefetch: Bool = true
     ) async throws(ContentError) -> ContentListing {
         let id = try resolve(path)
         let isContainer = state.withLock { id == ContentTree.rootID || $0.tree[id].item?.isContainer == true }
@@ -444,10 +452,11 @@ public final class PlayableContentManager: Sendable {
             let shownEnd = min(end, rows.ids.count)
             var entries = rows.ids[min(start, shownEnd)..<shownEnd].map { Self.entry(for: $0, in: state) }
             if rows.hasLoadingRow, end == total, start < total { entries.append(Self.loadingEntry(parentPath: path)) }
-            let prefetch = rows.ids[min(start, shownEnd)..<shownEnd].filter {
-                state.tree[$0].item?.isContainer == true && !state.tree[$0].isComplete
+            var prefetched: [Int] = []
+            for child in rows.ids[min(start, shownEnd)..<shownEnd] where prefetched.count < (prefetch ? Self.prefetchLimit : 0) {
+                if state.tree[child].item?.isContainer == true && !state.tree[child].isComplete { prefetched.append(child) }
             }
-            return (ContentListing(entries: entries, totalCount: total, isComplete: state.tree[id].isComplete), prefetch)
+            return (ContentListing(entries: entries, totalCount: total, isComplete: state.tree[id].isComplete), prefetched)
         }
         if withinDepth(of: id), state.withLock({ state in state.context.depthLimit.map { state.tree[id].depth + 1 < $0 } ?? true }) {
             for child in prefetch { startLoading(child) }

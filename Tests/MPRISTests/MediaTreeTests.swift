@@ -188,12 +188,13 @@ import Testing
             let playing = "changed \(F.path("music", "album:3", "track:3-5")) node NowPlaying=true"
             let lines = try await Self.lines(of: watcher) { $0 == playing }
             // Album 1's own row changed (so did the Music tab's rows); albums 2 and 3 have changed rows.
+            // One Updated each, in no particular order, all before the now-playing marks.
             #expect(
-                lines == [
+                lines.prefix(4).sorted() == [
                     "updated music", "updated \(F.path("music", "album:1"))", "updated \(F.path("music", "album:2"))",
                     "updated \(F.path("music", "album:3"))",
-                    "changed \(F.path("music", "album:3")) node NowPlaying=true", playing,
                 ])
+            #expect(lines.dropFirst(4) == ["changed \(F.path("music", "album:3")) node NowPlaying=true", playing])
         }
     }
 
