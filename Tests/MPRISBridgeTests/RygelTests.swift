@@ -59,7 +59,8 @@ struct StubProvider {
                 #expect(tracks.map(\.id) == [StubProvider.music + "/Tone1", StubProvider.music + "/Tone2"])
                 #expect(tracks.allSatisfy { !$0.isContainer && $0.parentID == music.id })
                 #expect(tracks.allSatisfy { $0.upnpClass == "object.item.audioItem.musicTrack" })
-                // A local client also gets the provider's own URL; everyone gets Rygel's HTTP one.
+                // Serving on loopback, Rygel also lists the provider's own URL (`internal:`); on a
+                // network interface a renderer gets only Rygel's HTTP one.
                 #expect(tracks.map { $0.url(for: "internal") } == stub.urls)
 
                 let root = try #require(try await rygel.metadata(of: "0"))
