@@ -1,0 +1,400 @@
+import MediaRemote
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The library's browsable tree, served to remotes through a ``PlayableContentManager``.
+///
+/// The root has five tabs, always at the same index paths:
+///
+/// | index | tab | identifier | children |
+/// | --- | --- | --- | --- |
+/// | 0 | Artists | `artists` | artist → album → track |
+/// | 1 | Albums | `albums` | album → track |
+/// | 2 | Tracks | `tracks` | every track, by title |
+/// | 3 | Playlists | `playlists` | playlist → its tracks and streams |
+/// | 4 | Folders | `folders` | the tracks' folders: subfolders first, then tracks |
+///
+/// While the library has no tracks yet (indexing, or the folder cannot be read, or it holds
+/// no music), the root has a sixth child, an informative row (neither playable nor a
+/// container) saying why. It comes after the tabs in index-path order, so that the tabs keep
+/// their index paths (``playlistLocations``), and the manager lists it first, as it lists every
+/// informative row.
+///
+/// Identifiers are stable across rebuilds and unique among siblings: `artist:<name>`,
+/// `album:<album artist>\u{1F}<album>`, `track:<track id>`, `playlist:<playlist id>`,
+/// `folder:<relative folder>`, `stream:<url>`, and `status` for the informative row. A
+/// playlist entry repeated in the same playlist gets `\u{1F}#<n>` after its identifier from the
+/// second occurrence on.
+///
+/// Tracks are filed under their first album artist, else their first artist, else “Unknown
+/// Artist”; a track without an album is on “Unknown Album”. Lists sort case-insensitively:
+/// an artist's albums by release date (undated last), then title; an album's tracks by disc,
+/// track number, then title.
+///
+/// Thread-safe. The tree is an immutable snapshot, precomputed when it is built; every read
+/// takes it from under a lock and answers from memory in O(depth). ``update(tracks:playlists:)``
+/// builds a new snapshot and swaps it in whole, so a reader never sees half of one.
+public final class LibraryContent: PlayableContentDataSource {
+    /// Whether the library can show its music yet; decides the root's informative row.
+    public enum Status: Sendable, Equatable {
+        /// Indexed; the tracks shown are the library's.
+        case ready
+        /// The first index is being built.
+        case indexing
+        /// The music cannot be shown, for the reason given (shown to the user as is).
+        case unavailable(String)
+    }
+
+    /// The root's tabs, in their order.
+    public enum Tab: Int, Sendable, CaseIterable {
+        case artists, albums, tracks, playlists, folders
+
+        /// The tab's identifier: `artists`, `albums`, `tracks`, `playlists` or `folders`.
+        public var identifier: String {
+            switch self {
+            case .artists: "artists"
+            case .albums: "albums"
+            case .tracks: "tracks"
+            case .playlists: "playlists"
+            case .folders: "folders"
+            }
+        }
+
+        /// The tab's title.
+        public var title: String {
+            switch self {
+            case .artists: "Artists"
+            case .albums: "Albums"
+            case .tracks: "Tracks"
+            case .playlists: "Playlists"
+            case .folders: "Folders"
+            }
+        }
+
+        /// Where the tab is: `[rawValue]`.
+        public var indexPath: IndexPath { IndexPath(index: rawValue) }
+    }
+
+    /// The containers whose children MPRIS `Playlists` lists: the Albums and Playlists tabs.
+    public static let playlistLocations: [IndexPath] = [Tab.albums.indexPath, Tab.playlists.indexPath]
+
+    /// The identifier of the informative row.
+    public static let statusIdentifier = "status"
+
+    /// The library's name in the informative row (“No music found in ~/Music”).
+    public let libraryName: String
+
+    struct State {
+        var model: LibraryContentModel
+        var status: Status
+    }
+
+    /// The current snapshot and status; held only to copy them out.
+    let state: Mutex<State>
+    private let artworkURL: @Sendable (Track) -> URL?
+
+    /// Builds the tree of `tracks` and `playlists`, with status ``Status/ready``.
+    ///
+    /// - Parameters:
+    ///   - libraryName: how the informative row names the library (a folder, usually).
+    ///   - artworkURL: the URL of a track's cover, or nil. It is called each time an item is
+    ///     read (for an album or artist, with the track whose cover stands for it), from any
+    ///     thread, so it must be quick and must not read files.
+    public init(
+        tracks: [Track], playlists: [Playlist], libraryName: String,
+        artworkURL: @escaping @Sendable (Track) -> URL? = { _ in nil }
+    ) {
+        self.libraryName = libraryName
+        self.artworkURL = artworkURL
+        state = Mutex(State(model: LibraryContentModel(tracks: tracks, playlists: playlists), status: .ready))
+    }
+
+    /// Replaces the tree with one built from `tracks` and `playlists` (a rescan's result).
+    ///
+    /// The new tree is built before it replaces the old one: readers see the old tree or the
+    /// new one, never a mix. Call it between the manager's
+    /// ``PlayableContentManager/beginUpdates()`` and ``PlayableContentManager/endUpdates()`` so
+    /// that remotes hear of the change. Tracks repeating an earlier track's id are left out.
+    public func update(tracks: [Track], playlists: [Playlist]) {
+        let model = LibraryContentModel(tracks: tracks, playlists: playlists)
+        state.withLock { $0.model = model }
+    }
+
+    /// Whether the library can show its music yet. While it has no tracks and is not
+    /// ``Status/ready``, the root shows an informative row saying so.
+    public var status: Status { state.withLock { $0.status } }
+
+    /// Changes ``status``; like ``update(tracks:playlists:)``, call it inside a batch of the
+    /// manager's updates so remotes see the informative row change.
+    public func setStatus(_ status: Status) {
+        state.withLock { $0.status = status }
+    }
+
+    private var snapshot: (LibraryContentModel, Status) { state.withLock { ($0.model, $0.status) } }
+
+    // MARK: Identifiers
+
+    /// The identifier of a track's item: `track:<id>`.
+    public static func identifier(ofTrack id: Track.ID) -> String { LibraryContentModel.trackIdentifier(id) }
+
+    /// The identifier of a playlist's item: `playlist:<id>`.
+    public static func identifier(ofPlaylist id: Playlist.ID) -> String { LibraryContentModel.playlistIdentifier(id) }
+
+    /// The identifier of a stream's item: `stream:<url>`.
+    public static func identifier(ofStream url: URL) -> String { LibraryContentModel.streamIdentifier(url) }
+
+    // MARK: PlayableContentDataSource
+
+    public func numberOfChildItems(at indexPath: IndexPath) -> Int {
+        let (model, status) = snapshot
+        guard let location = Location(indexPath, in: model, showingInformative: Self.showsInformative(model, status)) else {
+            return 0
+        }
+        return location.childCount(in: model, showingInformative: Self.showsInformative(model, status))
+    }
+
+    public func contentItem(at indexPath: IndexPath) -> ContentItem? {
+        let (model, status) = snapshot
+        guard let location = Location(indexPath, in: model, showingInformative: Self.showsInformative(model, status)) else {
+            return nil
+        }
+        return item(at: location, in: model, status: status)
+    }
+
+    /// Answers every identifier of the tree (see ``LibraryContent``); nil for any other.
+    public func contentItem(forIdentifier identifier: String) async throws -> ContentItem? {
+        let (model, status) = snapshot
+        if let tab = Tab.allCases.first(where: { $0.identifier == identifier }) { return item(at: .tab(tab), in: model, status: status) }
+        if identifier == Self.statusIdentifier {
+            return Self.showsInformative(model, status) ? item(at: .informative, in: model, status: status) : nil
+        }
+        guard let colon = identifier.firstIndex(of: ":") else { return nil }
+        let value = String(identifier[identifier.index(after: colon)...])
+        switch identifier[..<colon] {
+        case "track":
+            if let track = model.trackByID[value] { return trackItem(model.tracks[track], identifier: identifier) }
+            guard let (id, _) = Self.splitOccurrence(value), let track = model.trackByID[id] else { return nil }
+            return trackItem(model.tracks[track], identifier: identifier)
+        case "stream":
+            let first = model.streamByIdentifier[identifier] ?? Self.splitOccurrence(identifier).flatMap { model.streamByIdentifier[$0.0] }
+            guard let (playlist, entry) = first else { return nil }
+            var item = self.item(at: .playlistEntry(playlist, entry), in: model, status: status)
+            item?.identifier = identifier
+            return item
+        case "artist": return model.artistByIdentifier[identifier].flatMap { item(at: .artist($0), in: model, status: status) }
+        case "album": return model.albumByIdentifier[identifier].flatMap { item(at: .album($0), in: model, status: status) }
+        case "playlist":
+            return model.playlistByIdentifier[identifier].flatMap { item(at: .playlist($0), in: model, status: status) }
+        case "folder":
+            return model.folderByIdentifier[identifier].flatMap { item(at: .folder($0), in: model, status: status) }
+        default: return nil
+        }
+    }
+
+    /// A repeated playlist entry's identifier without its occurrence suffix, and the occurrence.
+    private static func splitOccurrence(_ text: String) -> (String, Int)? {
+        guard let range = text.ranges(of: LibraryContentModel.occurrenceSeparator).last,
+            let occurrence = Int(text[range.upperBound...])
+        else { return nil }
+        return (String(text[..<range.lowerBound]), occurrence)
+    }
+
+    public var supportsSearch: Bool { true }
+
+    /// The rows below the container at `indexPath` that match `query`.
+    ///
+    /// At the root: the matching artists (in the Artists tab), then albums (in the Albums tab),
+    /// then tracks (in the Tracks tab). Inside a container: the matching descendants, at their
+    /// paths there, parents before their children. Conditions on the title, artist, album and
+    /// kind are answered from text folded when the tree was built; any other field from the
+    /// item, with ``ContentQuery/matches(_:)``.
+    ///
+    /// - Throws: ``ContentError/noSuchContent(_:)`` when nothing is at `indexPath`.
+    public func searchContent(matching query: ContentQuery, in indexPath: IndexPath) async throws -> [IndexPath] {
+        let (model, status) = snapshot
+        let informative = Self.showsInformative(model, status)
+        guard let location = Location(indexPath, in: model, showingInformative: informative) else {
+            throw ContentError.noSuchContent("index path \(Array(indexPath))")
+        }
+        let search = LibrarySearch(query: query, model: model) { [self] location in
+            item(at: location, in: model, status: status) ?? ContentItem(identifier: "")
+        }
+        if location == .root { return search.atRoot() }
+        return search.below(location, at: indexPath, showingInformative: informative)
+    }
+
+    // MARK: Rows
+
+    /// Whether the root shows the informative row: no tracks, and not ready (or ready with
+    /// nothing at all to show).
+    static func showsInformative(_ model: LibraryContentModel, _ status: Status) -> Bool {
+        guard model.tracks.isEmpty else { return false }
+        return status != .ready || model.playlists.isEmpty
+    }
+
+    func item(at location: Location, in model: LibraryContentModel, status: Status) -> ContentItem? {
+        switch location {
+        case .root:
+            return nil
+        case .informative:
+            switch status {
+            case .indexing:
+                return .informative(identifier: Self.statusIdentifier, title: "Indexing your music…", subtitle: libraryName)
+            case .unavailable(let reason):
+                return .informative(identifier: Self.statusIdentifier, title: reason, subtitle: libraryName)
+            case .ready:
+                return .informative(identifier: Self.statusIdentifier, title: "No music found in \(libraryName)")
+            }
+        case .tab(let tab):
+            return ContentItem(identifier: tab.identifier, title: tab.title, isContainer: true, isPlayable: false)
+        case .artist(let index):
+            let artist = model.artists[index]
+            return ContentItem(
+                identifier: artist.identifier, title: artist.name,
+                subtitle: Self.count(artist.albums.count, "album", "albums"),
+                artwork: artwork(model.tracks[artist.representative]), isContainer: true, isPlayable: true,
+                media: ContentMedia(artist: artist.name))
+        case .album(let index):
+            let album = model.albums[index]
+            let artist = model.artists[album.artist].name
+            return ContentItem(
+                identifier: album.identifier, title: album.title, subtitle: artist,
+                artwork: artwork(model.tracks[album.representative]), isContainer: true, isPlayable: true,
+                media: ContentMedia(artist: artist, album: album.title, date: album.date))
+        case .albumTrack(let album, let position):
+            return trackItem(model.tracks[model.albums[album].tracks[position]])
+        case .tracksTabTrack(let position):
+            return trackItem(model.tracks[model.tracksByTitle[position]])
+        case .folderTrack(let folder, let position):
+            return trackItem(model.tracks[model.folders[folder].tracks[position]])
+        case .playlist(let index):
+            let playlist = model.playlists[index]
+            let allTracks = playlist.entries.allSatisfy { if case .track = $0.kind { true } else { false } }
+            return ContentItem(
+                identifier: playlist.identifier, title: playlist.name,
+                subtitle: allTracks
+                    ? Self.count(playlist.entries.count, "track", "tracks")
+                    : Self.count(playlist.entries.count, "item", "items"),
+                isContainer: true, isPlayable: true, media: ContentMedia(modificationDate: playlist.modified))
+        case .playlistEntry(let playlist, let position):
+            let entry = model.playlists[playlist].entries[position]
+            switch entry.kind {
+            case .track(let track):
+                return trackItem(model.tracks[track], identifier: entry.identifier)
+            case .stream(let url, let title, _):
+                return ContentItem(
+                    identifier: entry.identifier, title: title ?? url.absoluteString, isStreamingContent: true,
+                    isPlayable: true, media: ContentMedia(url: url))
+            }
+        case .folder(let index):
+            let folder = model.folders[index]
+            guard index != 0 else { return item(at: .tab(.folders), in: model, status: status) }
+            return ContentItem(identifier: folder.identifier, title: folder.name, isContainer: true, isPlayable: true)
+        }
+    }
+
+    private func trackItem(_ track: Track, identifier: String? = nil) -> ContentItem {
+        let artist = LibraryContentModel.artistText(of: track)
+        let album = LibraryContentModel.albumText(of: track)
+        let subtitle: String? =
+            switch (artist, album) {
+            case (let artist?, let album?): artist + " — " + album
+            case (let artist?, nil): artist
+            case (nil, let album?): album
+            case (nil, nil): nil
+            }
+        return ContentItem(
+            identifier: identifier ?? LibraryContentModel.trackIdentifier(track.id), title: track.title,
+            subtitle: subtitle, artwork: artwork(track), isPlayable: true,
+            media: ContentMedia(
+                url: track.url, mimeType: track.mimeType, duration: track.duration,
+                size: track.fileSize > 0 ? Int64(track.fileSize) : nil, artist: artist, album: album,
+                genre: LibraryContentModel.genreText(of: track), trackNumber: track.trackNumber,
+                date: track.releaseDate.flatMap { $0.isEmpty ? nil : $0 },
+                modificationDate: track.modified > 0 ? Date(timeIntervalSince1970: Double(track.modified) / 1e9) : nil))
+    }
+
+    private func artwork(_ track: Track) -> MediaItemArtwork? {
+        artworkURL(track).map { .url($0) }
+    }
+
+    private static func count(_ count: Int, _ singular: String, _ plural: String) -> String {
+        "\(count) \(count == 1 ? singular : plural)"
+    }
+}
+
+/// A row of the tree, as the model numbers it.
+enum Location: Equatable {
+    case root
+    /// The root's informative row, after the tabs.
+    case informative
+    case tab(LibraryContent.Tab)
+    case artist(Int)
+    /// An album, in the Artists or the Albums tab.
+    case album(Int)
+    case albumTrack(album: Int, position: Int)
+    case tracksTabTrack(Int)
+    case playlist(Int)
+    case playlistEntry(Int, Int)
+    /// A folder; folder 0 is the root folder, listed as the Folders tab.
+    case folder(Int)
+    case folderTrack(folder: Int, position: Int)
+
+    /// The row at `indexPath`, or nil when there is none.
+    init?(_ indexPath: IndexPath, in model: LibraryContentModel, showingInformative informative: Bool) {
+        var location = Location.root
+        for index in indexPath {
+            guard let child = location.child(index, in: model, showingInformative: informative) else { return nil }
+            location = child
+        }
+        self = location
+    }
+
+    func child(_ index: Int, in model: LibraryContentModel, showingInformative informative: Bool) -> Location? {
+        guard index >= 0, index < childCount(in: model, showingInformative: informative) else { return nil }
+        switch self {
+        case .root:
+            return LibraryContent.Tab(rawValue: index).map { .tab($0) } ?? .informative
+        case .tab(let tab):
+            switch tab {
+            case .artists: return .artist(index)
+            case .albums: return .album(index)
+            case .tracks: return .tracksTabTrack(index)
+            case .playlists: return .playlist(index)
+            case .folders: return Location.folder(0).child(index, in: model, showingInformative: informative)
+            }
+        case .artist(let artist): return .album(model.artists[artist].albums[index])
+        case .album(let album): return .albumTrack(album: album, position: index)
+        case .playlist(let playlist): return .playlistEntry(playlist, index)
+        case .folder(let folder):
+            let subfolders = model.folders[folder].subfolders
+            return index < subfolders.count
+                ? .folder(subfolders[index]) : .folderTrack(folder: folder, position: index - subfolders.count)
+        case .informative, .albumTrack, .tracksTabTrack, .playlistEntry, .folderTrack: return nil
+        }
+    }
+
+    func childCount(in model: LibraryContentModel, showingInformative informative: Bool) -> Int {
+        switch self {
+        case .root: return LibraryContent.Tab.allCases.count + (informative ? 1 : 0)
+        case .tab(let tab):
+            switch tab {
+            case .artists: return model.artists.count
+            case .albums: return model.albums.count
+            case .tracks: return model.tracksByTitle.count
+            case .playlists: return model.playlists.count
+            case .folders: return Location.folder(0).childCount(in: model, showingInformative: informative)
+            }
+        case .artist(let artist): return model.artists[artist].albums.count
+        case .album(let album): return model.albums[album].tracks.count
+        case .playlist(let playlist): return model.playlists[playlist].entries.count
+        case .folder(let folder): return model.folders[folder].subfolders.count + model.folders[folder].tracks.count
+        case .informative, .albumTrack, .tracksTabTrack, .playlistEntry, .folderTrack: return 0
+        }
+    }
+}
