@@ -74,12 +74,16 @@ public final class PlayableContentManager: Sendable {
 
     // MARK: Configuration
 
-    /// The app's content. Setting it forgets everything read from the old one and tells observers.
+    /// The app's content. Setting it forgets everything read from the old one
+    /// and tells observers that the root changed.
     public var dataSource: (any PlayableContentDataSource)? {
         get { state.withLock { $0.dataSource } }
         set {
-            state.withLock { $0.dataSource = newValue }
-            reloadData()
+            state.withLock { state in
+                state.dataSource = newValue
+                state.tree.remove(childrenOf: ContentTree.rootID)
+            }
+            announce([[]])
         }
     }
 
@@ -232,10 +236,6 @@ public final class PlayableContentManager: Sendable {
                 }
                 changed += result.0
                 queue += result.1
-            }
-            if state.withLock({ $0.dataSource == nil }) {
-                state.withLock { $0.tree.remove(childrenOf: ContentTree.rootID) }
-                changed.append([])
             }
             announce(Self.unique(changed))
         }

@@ -67,13 +67,16 @@ struct BridgeService: Service {
             makeEngine: { try GStreamerEngine(audioSink: audioSink) },
             resolve: { try opened.items().resolve($0) })
         await player.start()
+        // The media tree's content arrives once the library is open; MPRIS Playlists follows it.
+        let content = PlayableContentManager()
         let service = try MPRISService(
             configuration: MPRISConfiguration(
                 playerName: settings.playerName, identity: "mpris-bridge",
                 // Quit from a remote is a graceful shutdown, like SIGTERM.
                 quit: { kill(getpid(), SIGTERM) },
-                artworkCacheDirectory: settings.cacheDirectory + "/artwork", hasTrackList: true),
-            commands: commands, nowPlaying: nowPlaying)
+                artworkCacheDirectory: settings.cacheDirectory + "/artwork", hasTrackList: true,
+                playlistLocations: LibraryContent.playlistLocations),
+            commands: commands, nowPlaying: nowPlaying, content: content)
         let name = try await service.publish(on: connection)
         logger.info(
             "serving \(settings.library) as \(name)",
@@ -90,7 +93,11 @@ struct BridgeService: Service {
             logger.info("restored a queue of \(count) entries")
         }
         await player.observeChanges { store.save($0) }
-        if await player.itemCount == 0 { await fillQueue(player, from: library, items: items) }
+        let tracks = (try? library.tracks()) ?? []
+        if await player.itemCount == 0 { await fillQueue(player, with: tracks, items: items) }
+        let tree = try await publishTree(
+            content, tracks: tracks, library: library, items: items, player: player, nowPlaying: nowPlaying,
+            connection: connection)
         let queued = await player.itemCount
         // Building the queue freed more than it kept; give it back rather than hold it while idle.
         _ = malloc_trim(0)
@@ -99,7 +106,9 @@ struct BridgeService: Service {
             guard settings.scansAtStart else { return }
             do {
                 try await ScanProcess(arguments: scanArguments).run()
-                if await player.itemCount == 0 { await fillQueue(player, from: library, items: items) }
+                let tracks = try library.tracks()
+                if await player.itemCount == 0 { await fillQueue(player, with: tracks, items: items) }
+                tree.update(tracks: tracks, playlists: (try? library.playlists()) ?? [], folder: settings.library)
             } catch is CancellationError {
             } catch {
                 logger.error("\(error)")
@@ -123,7 +132,8 @@ struct BridgeService: Service {
         let step = ShutdownStep()
         let cleanUp = Task {
             await player.shutDown()
-            step.name.withLock { $0 = "releasing the bus name" }
+            step.name.withLock { $0 = "releasing the bus names" }
+            await tree.service.unpublish()
             await service.unpublish()
         }
         let deadline = Task {
@@ -140,10 +150,56 @@ struct BridgeService: Service {
     }
 
     /// A first start (or an emptied queue): queue the whole library, stopped at its first track.
-    private func fillQueue(_ player: QueuePlayer, from library: MusicLibrary, items: QueueItems) async {
-        guard let tracks = try? library.tracks(), !tracks.isEmpty else { return }
+    private func fillQueue(_ player: QueuePlayer, with tracks: [Track], items: QueueItems) async {
+        guard !tracks.isEmpty else { return }
         await player.replaceQueue(with: tracks.map(items.item(for:)), play: false)
         logger.info("queued the library's \(tracks.count) tracks")
+    }
+
+    /// Builds the browsable tree of the library and publishes it as the media server
+    /// `org.gnome.UPnP.MediaServer2.<name>`; its playable containers become MPRIS playlists.
+    private func publishTree(
+        _ manager: PlayableContentManager, tracks: [Track], library: MusicLibrary, items: QueueItems,
+        player: QueuePlayer, nowPlaying: NowPlayingInfoCenter, connection: Connection
+    ) async throws -> PublishedTree {
+        let content = LibraryContent(
+            tracks: tracks, playlists: (try? library.playlists()) ?? [], libraryName: settings.library,
+            artworkURL: { items.knownCoverURL(for: $0) })
+        if tracks.isEmpty {
+            content.setStatus(settings.scansAtStart ? .indexing : .unavailable("No music found in \(settings.library)"))
+        }
+        let delegate = ContentPlayer(content: content, player: player, items: { items }, logger: logger)
+        manager.delegate = delegate
+        manager.dataSource = content
+        // The playing track's rows are marked in every tab, as the queue moves on.
+        nowPlaying.observe { update in
+            guard update.previous?.identifier != update.current?.identifier else { return }
+            manager.nowPlayingIdentifiers = delegate.nowPlaying(queueIdentifier: update.current?.identifier)
+        }
+        let service = try MediaTreeService(
+            name: settings.playerName, displayName: "mpris-bridge: \(settings.library)", content: manager,
+            artworkCacheDirectory: settings.cacheDirectory + "/artwork")
+        do {
+            try await service.publish(on: connection)
+        } catch {
+            logger.warning("the media tree is not served: \(error)")
+        }
+        return PublishedTree(service: service, manager: manager, content: content)
+    }
+}
+
+/// The media tree as published, for updates after a rescan and for shutdown.
+struct PublishedTree: Sendable {
+    let service: MediaTreeService
+    let manager: PlayableContentManager
+    let content: LibraryContent
+
+    /// Shows a rescan's result: remotes hear once per container that changed.
+    func update(tracks: [Track], playlists: [Playlist], folder: String) {
+        manager.beginUpdates()
+        content.update(tracks: tracks, playlists: playlists)
+        content.setStatus(tracks.isEmpty ? .unavailable("No music found in \(folder)") : .ready)
+        manager.endUpdates()
     }
 }
 

@@ -98,6 +98,16 @@ final class QueueItems: Sendable {
         }
     }
 
+    /// The URL of a track's cover for the media tree, without touching the disk: a folder
+    /// image, or an embedded cover once it has been written out (when the track played).
+    func knownCoverURL(for track: Track) -> URL? {
+        switch track.artwork {
+        case .file(let url): url
+        case .embedded(let sha256): exportedCovers.withLock { $0[sha256] }
+        case nil: nil
+        }
+    }
+
     /// The file of an embedded cover, written on first use.
     private func coverFile(sha256: String) -> URL? {
         if let url = exportedCovers.withLock({ $0[sha256] }) { return url }
@@ -119,7 +129,7 @@ final class QueueItems: Sendable {
 
 extension String {
     /// A saved entry's track id: a duplicate entry's `#2` suffix removed.
-    fileprivate var savedTrackID: String {
+    var savedTrackID: String {
         guard let hash = lastIndex(of: "#"), self[index(after: hash)...].allSatisfy(\.isNumber),
             index(after: hash) != endIndex
         else { return self }

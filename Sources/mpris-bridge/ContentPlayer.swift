@@ -1,0 +1,92 @@
+import GStreamerPlayback
+import Logging
+import MediaRemote
+import MusicLibrary
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Plays what a remote picks in the media tree (or activates as an MPRIS
+/// playlist): the container's tracks become the play queue, from the one picked.
+///
+/// It keeps ``PlayableContentManager/nowPlayingIdentifiers`` true as the
+/// queue moves on: the container played from, while its entries play, and
+/// the track playing, which marks its rows in every tab.
+final class ContentPlayer: PlayableContentDelegate {
+    private let content: LibraryContent
+    private let player: QueuePlayer
+    private let items: @Sendable () throws -> QueueItems
+    private let logger: Logger
+    /// What was last started from the tree: the container and its entries by queue identifier.
+    private let played = Mutex<(container: String, entries: [String: String])?>(nil)
+
+    struct PlaybackDidNotStart: Error, CustomStringConvertible {
+        let what: String
+        let status: String
+        var description: String { "\(what) did not start playing (\(status))" }
+    }
+
+    init(content: LibraryContent, player: QueuePlayer, items: @escaping @Sendable () throws -> QueueItems, logger: Logger) {
+        self.content = content
+        self.player = player
+        self.items = items
+        self.logger = logger
+    }
+
+    func playableContentManager(_ manager: PlayableContentManager, initiatePlaybackOfContentItemAt indexPath: IndexPath)
+        async throws
+    {
+        guard let playback = content.playback(forItemAt: indexPath) else {
+            throw ContentError.notPlayable(content.contentItem(at: indexPath)?.title ?? "\(indexPath)")
+        }
+        let items = try self.items()
+        var queued: [QueueItem] = []
+        var identifiers: [String: String] = [:]
+        for entry in playback.entries {
+            let item: QueueItem
+            switch entry.media {
+            case .track(let track): item = items.item(for: track)
+            case .stream(let url, let title): item = items.streamItem(url, title: title)
+            }
+            queued.append(item)
+            identifiers[item.identifier] = entry.identifier
+        }
+        played.withLock { $0 = (playback.containerIdentifier, identifiers) }
+        let status = await player.replaceQueue(with: queued, startingAt: playback.startIndex, play: true)
+        let title = queued[playback.startIndex].info.title ?? queued[playback.startIndex].url.lastPathComponent
+        guard status == .success, await player.playbackState == .playing else {
+            throw PlaybackDidNotStart(what: title, status: "\(status)")
+        }
+        logger.info("playing \(title) from \(playback.containerIdentifier), as a remote asked")
+        manager.nowPlayingIdentifiers = nowPlaying(queueIdentifier: queued[playback.startIndex].identifier)
+    }
+
+    /// A head unit asks for a queue ready to play when it connects: the restored
+    /// queue is that already, so there is nothing to do.
+    func playableContentManager(
+        _ manager: PlayableContentManager, initializePlaybackQueueWithContentItems items: [ContentItem]?
+    ) async throws {}
+
+    func playableContentManager(_ manager: PlayableContentManager, didUpdate context: PlayableContentManagerContext) {
+        logger.info(
+            "remote context: endpoint \(context.endpointAvailable ? "connected" : "absent"), limits \(context.contentLimitsEnforced ? "\(context.enforcedContentItemsCount) rows, depth \(context.enforcedContentTreeDepth)" : "off")")
+    }
+
+    /// The identifiers to mark while the queue entry `queueIdentifier` plays.
+    func nowPlaying(queueIdentifier: String?) -> [String] {
+        guard let queueIdentifier else { return [] }
+        let base = queueIdentifier.savedTrackID
+        let row =
+            base.hasPrefix("http://") || base.hasPrefix("https://")
+            ? URL(string: base).map(LibraryContent.identifier(ofStream:)) ?? base
+            : LibraryContent.identifier(ofTrack: base)
+        guard let (container, entries) = played.withLock({ $0 }),
+            let entry = entries[queueIdentifier] ?? entries[base]
+        else { return [row] }
+        return entry == row ? [container, row] : [container, entry, row]
+    }
+}

@@ -1,0 +1,134 @@
+import DBus
+import DBusTestSupport
+import Testing
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The daemon's media tree and MPRIS Playlists, browsed and played by real clients.
+@Suite(.timeLimit(.minutes(2))) struct MediaTreeDaemonTests {
+    static let treeName = "org.gnome.UPnP.MediaServer2.mprisbridge"
+    static let root = "/org/gnome/UPnP/MediaServer2/mprisbridge"
+    static let album = "album:Artist\u{1F}Generated"
+
+    /// A node's path relative to the root: its identifiers, escaped.
+    static func path(_ identifiers: String...) -> String {
+        identifiers.map(ObjectPath.escapeElement).joined(separator: "/")
+    }
+
+    static func track(_ library: GeneratedLibrary, _ index: Int) -> String { "track:" + library.tracks[index].path }
+
+    /// Runs the head-unit client of the MPRIS tests against the daemon's tree.
+    static func headUnit(_ daemon: DaemonFixture, _ operations: [String]...) async throws -> [String] {
+        let arguments = operations.enumerated().flatMap { index, operation in (index == 0 ? [] : ["--"]) + operation }
+        let output = try await daemon.bus.run(
+            PrivateBus.systemPython,
+            ["\(repositoryRoot)/Tests/MPRISTests/Python/media_tree_client.py", treeName, root] + arguments)
+        guard output.succeeded else { throw ChildProcessError.nonZeroExit(output) }
+        return output.stdout.split(separator: "\n").map(String.init)
+    }
+
+    @Test func aHeadUnitBrowsesSearchesAndPlaysTheLibrary() async throws {
+        try await DaemonFixture.with { daemon in
+            let library = daemon.library
+            let second = Self.path("albums", Self.album, Self.track(library, 1))
+            let lines = try await Self.headUnit(
+                daemon,
+                ["walk", "2"],
+                ["list", "", "0", "0"],
+                ["list", Self.path("artists", "artist:Artist"), "0", "0"],
+                ["search", "", "DisplayName contains \"tone 2\"", "0", "0"],
+                ["text", "", "generated", "0", "0"],
+                ["play", second],
+                ["get", second, "org.mprisbridge.MediaNode1", "NowPlaying"],
+                ["get", Self.path("tracks", Self.track(library, 1)), "org.mprisbridge.MediaNode1", "NowPlaying"],
+                ["get", Self.path("albums", Self.album), "org.mprisbridge.MediaNode1", "NowPlaying"],
+                ["get", Self.path("tracks", Self.track(library, 0)), "org.mprisbridge.MediaNode1", "NowPlaying"])
+            // Five tabs; the artist, their album and its 3 tracks; the album and 3 tracks; 3 tracks;
+            // no playlist; folders Artist and Generated and 3 tracks.
+            #expect(lines[0].hasPrefix("nodes 22 containers 10 items 12 depth 3"), "\(lines[0])")
+            #expect(lines[0].hasSuffix("problems 0"), "\(lines[0])")
+            #expect(lines[1] == "Artists|container|Container Albums|container|Container Tracks|container|Container Playlists|container|Container Folders|container|Container")
+            #expect(lines[2] == "Generated|container|Playable,Container")
+            #expect(lines[3] == "Tone 2")
+            // The album's title and every track's album match.
+            #expect(lines[4] == "Generated Tone 1 Tone 2 Tone 3")
+            let played = lines[5].split(separator: " ")
+            #expect(played.first == "played", "\(lines[5])")
+            #expect(try await daemon.playerctl("status") == "Playing")
+            #expect(try await daemon.playerctl("metadata", "title") == "Tone 2")
+            // The track is marked in every tab, and so is the album it was played from.
+            #expect(lines[6...9] == ["Boolean 1", "Boolean 1", "Boolean 1", "Boolean 0"])
+            // The queue is the album, from the second track.
+            #expect(try await daemon.client("titles") == ["Tone 1|Tone 2|Tone 3"])
+        }
+    }
+
+    @Test func drivingLimitsAndANotPlayableTabAreHonoured() async throws {
+        try await DaemonFixture.with { daemon in
+            let lines = try await Self.headUnit(
+                daemon,
+                ["set", "", "org.mprisbridge.MediaRoot1", "EnforcedItemCount", "u", "2"],
+                ["set", "", "org.mprisbridge.MediaRoot1", "EnforcedTreeDepth", "u", "2"],
+                ["set", "", "org.mprisbridge.MediaRoot1", "ContentLimitsEnforced", "b", "true"],
+                ["list", "", "0", "0"],
+                ["list", Self.path("tracks"), "0", "0"],
+                ["list", Self.path("artists", "artist:Artist"), "0", "0"],
+                ["play", Self.path("tracks")])
+            #expect(lines[3] == "Artists|container|Container Albums|container|Container")
+            #expect(lines[4] == "Tone 1|music|Playable Tone 2|music|Playable")
+            #expect(lines[5] == "(empty)")
+            #expect(lines[6].hasPrefix("error org.mprisbridge.Error.NotPlayable"), "\(lines[6])")
+            _ = try await daemon.process.waitForLine { $0.contains("remote context: endpoint absent, limits 2 rows, depth 2") }
+        }
+    }
+
+    @Test func playlistsListAlbumsAndActivatingOneRepliesOncePlaying() async throws {
+        try await DaemonFixture.with { daemon in
+            let output = try await daemon.bus.run(
+                PrivateBus.systemPython,
+                ["\(repositoryRoot)/Tests/MPRISTests/Python/playlists_client.py", DaemonFixture.busName,
+                 "get PlaylistCount", "list Alphabetical false 0 10", "get ActivePlaylist"])
+            #expect(output.succeeded, "\(output)")
+            #expect(output.stdout.split(separator: "\n") == ["u 1", "ok Generated", "(b(oss)) (false, (/, , ))"], "\(output)")
+            let id = "/org/mprisbridge/Playlist/" + Self.path("albums", Self.album)
+            let activated = try await daemon.bus.run(
+                PrivateBus.systemPython,
+                ["\(repositoryRoot)/Tests/MPRISTests/Python/playlists_client.py", DaemonFixture.busName,
+                 "activate \(id)", "get ActivePlaylist"])
+            let lines = activated.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.contains("ok"), "\(activated)")
+            #expect(lines.last == "(b(oss)) (true, (\(id), Generated, ))", "\(activated)")
+            // The reply came after the player said it plays.
+            let changed = try #require(lines.firstIndex { $0.contains("PlaybackStatus=Playing") }, "\(lines)")
+            #expect(changed < lines.firstIndex(of: "ok")!)
+            #expect(try await daemon.playerctl("metadata", "title") == "Tone 1")
+        }
+    }
+
+    @Test func rygelServesTheDaemonsTreeOverUPnP() async throws {
+        try await DaemonFixture.with { daemon in
+            try await withRygel(bus: daemon.bus.address, provider: "mprisbridge") { rygel in
+                let tabs = try await rygel.browse(from: "0").filter { $0.depth == 0 }
+                #expect(tabs.map(\.title) == ["Artists", "Albums", "Tracks", "Playlists", "Folders"])
+                let tracks = try await rygel.browse(from: Self.root + "/" + Self.path("tracks"))
+                #expect(tracks.map(\.title) == ["Tone 1", "Tone 2", "Tone 3"])
+                #expect(tracks.allSatisfy { $0.upnpClass == "object.item.audioItem.musicTrack" })
+                #expect(
+                    tracks.map { $0.url(for: "internal") }
+                        == daemon.library.tracks.map { $0.url(in: daemon.library.path) })
+                // Rygel serves the file itself.
+                let http = try #require(tracks.first?.url(for: "http-get"), "\(tracks)")
+                let copy = try TemporaryDirectory(prefix: "rygel-fetch")
+                defer { copy.remove() }
+                #expect(try await rygel.fetch(http, into: copy.path + "/tone.ogg") == 200)
+                let served = try Data(contentsOf: URL(filePath: copy.path + "/tone.ogg"))
+                let original = try Data(contentsOf: URL(filePath: daemon.library.path + "/" + daemon.library.tracks[0].path))
+                #expect(served == original)
+            }
+        }
+    }
+}
