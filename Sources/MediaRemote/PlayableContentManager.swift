@@ -549,7 +549,8 @@ public final class PlayableContentManager: Sendable {
     // MARK: Building rows
 
     /// The rows a listing of container `id` shows, limits applied: children,
-    /// and a loading row last while the data source is still loading.
+    /// and a loading row last while the data source is still loading after a
+    /// listing stopped waiting for it.
     ///
     /// `.containers` are the rows MediaServer2 sees as containers: real ones,
     /// and the informative and loading rows (which open onto nothing);
@@ -558,7 +559,8 @@ public final class PlayableContentManager: Sendable {
         -> (ids: ArraySlice<Int>, hasLoadingRow: Bool, count: Int)
     {
         var order = state.tree.listingOrder(of: id)[...]
-        var loading = !state.tree[id].isComplete
+        // Only once a listing has given up waiting: until then the data source answers in time.
+        var loading = state.tree[id].owesUpdate && !state.tree[id].isComplete
         if let limit = state.context.itemLimit, order.count >= limit {
             order = order.prefix(limit)
             loading = false
