@@ -109,6 +109,7 @@ struct BridgeService: Service {
                 let tracks = try library.tracks()
                 if await player.itemCount == 0 { await fillQueue(player, with: tracks, items: items) }
                 tree.update(tracks: tracks, playlists: (try? library.playlists()) ?? [], folder: settings.library)
+                logger.info("the media tree shows the scan's \(tracks.count) tracks")
             } catch is CancellationError {
             } catch {
                 logger.error("\(error)")

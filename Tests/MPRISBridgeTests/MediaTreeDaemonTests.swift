@@ -67,6 +67,54 @@ import Testing
         }
     }
 
+    @Test func whileTheFirstIndexIsBuiltTheRootSaysSoThenTheScanUpdatesTheTreeOnce() async throws {
+        let library = try await GeneratedLibrary.make(seconds: 1)
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            // No scan beforehand: the daemon starts on an empty index and scans in its child.
+            let daemon = try await DaemonFixture.start(on: bus, library: library)
+            defer { daemon.process.kill() }
+            let watcher = try bus.spawn(
+                PrivateBus.systemPython,
+                ["-u", "\(repositoryRoot)/Tests/MPRISTests/Python/watch_tree.py", Self.treeName, Self.root])
+            defer { watcher.kill() }
+            _ = try await watcher.waitForLine { $0 == "READY" }
+            let before = try await Self.headUnit(daemon, ["list", "", "0", "0"])
+            // The scan may already be over; if not, the informative row comes first.
+            let indexing = before[0].hasPrefix("Indexing your music…|container|Informative ")
+            if indexing { _ = try await watcher.waitForLine(timeout: .seconds(30)) { $0 == "updated " } }
+            _ = try await daemon.process.waitForLine(timeout: .seconds(30)) { $0.contains("the media tree shows the scan's 3 tracks") }
+            let after = try await Self.headUnit(daemon, ["list", "", "0", "0"], ["list", Self.path("tracks"), "0", "0"])
+            #expect(after[0] == "Artists|container|Container Albums|container|Container Tracks|container|Container Playlists|container|Container Folders|container|Container")
+            // The queue, filled after the scan, is stopped at Tone 1: that is the item now playing.
+            #expect(after[1] == "Tone 1|music|Playable,NowPlaying Tone 2|music|Playable Tone 3|music|Playable")
+            if indexing {
+                // One Updated per changed container: the root, and the tabs it had read (listing
+                // the root prefetches them) that gained tracks; the Playlists tab stays empty.
+                let updates = watcher.capturedStdout.split(separator: "\n").filter { $0.hasPrefix("updated") }
+                #expect(updates.count == Set(updates).count, "each container once: \(updates)")
+                #expect(updates.contains("updated ") && updates.contains("updated tracks"), "\(updates)")
+                #expect(Set(updates).isSubset(of: ["updated ", "updated artists", "updated albums", "updated tracks", "updated folders"]))
+            }
+            try await daemon.stop()
+        }
+    }
+
+    @Test func anEmptyLibraryShowsWhyInAnInformativeFirstRow() async throws {
+        let library = try await GeneratedLibrary.make(seconds: 1)
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            // Never scanned, and told not to: the index is empty.
+            let daemon = try await DaemonFixture.start(on: bus, library: library, arguments: ["--no-scan"])
+            let lines = try await Self.headUnit(
+                daemon, ["list", "", "0", "0"], ["play", Self.path("status")], ["get", Self.path("status"), "org.mprisbridge.MediaNode1", "Informative"])
+            #expect(lines[0] == "No music found in \(library.path)|container|Informative Artists|container|Container Albums|container|Container Tracks|container|Container Playlists|container|Container Folders|container|Container")
+            #expect(lines[1].hasPrefix("error org.mprisbridge.Error.NotPlayable"), "\(lines[1])")
+            #expect(lines[2] == "Boolean 1")
+            try await daemon.stop()
+        }
+    }
+
     @Test func drivingLimitsAndANotPlayableTabAreHonoured() async throws {
         try await DaemonFixture.with { daemon in
             let lines = try await Self.headUnit(
