@@ -28,6 +28,23 @@ struct MediaTreeNodes: Sendable {
         path.reduce(rootPath) { $0.appending($1) }
     }
 
+    /// The first element of the cover-art objects' paths: `__art` is never
+    /// the escape of an identifier (an escaped `_` is `_5f`).
+    static let artElement = "__art"
+
+    /// The image object MediaServer2's `AlbumArt` points at for a cover URL.
+    func artPath(for url: String) -> ObjectPath {
+        ObjectPath(stringLiteral: rootPath.rawValue + "/" + Self.artElement + "/" + ObjectPath.escapeElement(url))
+    }
+
+    /// The cover URL of an `AlbumArt` object path, or `nil` if `objectPath` is not one.
+    func artURL(of objectPath: ObjectPath) -> String? {
+        let elements = objectPath.elements.dropFirst(rootPath.elements.count)
+        guard objectPath.isDescendant(of: rootPath), elements.count == 2, elements.first == Self.artElement[...]
+        else { return nil }
+        return ObjectPath.unescapeElement(elements.last!)
+    }
+
     /// The manager path of an object path below the root, or `nil` when an
     /// element could not have come from ``ObjectPath/escapeElement(_:)``.
     func contentPath(for objectPath: ObjectPath) -> [String]? {
@@ -50,7 +67,7 @@ struct MediaTreeNodes: Sendable {
     }
 
     func childElements(of objectPath: ObjectPath) -> [String] {
-        guard let path = contentPath(for: objectPath) else { return [] }
+        guard artURL(of: objectPath) == nil, let path = contentPath(for: objectPath) else { return [] }
         return content.childKeys(of: path).map(ObjectPath.escapeElement)
     }
 
@@ -101,6 +118,9 @@ struct MediaTreeNodes: Sendable {
             if let genre = media?.genre { add("Genre", .string(genre)) }
             if let duration = media?.duration { add("Duration", .int32(Int32(clamping: duration.components.seconds))) }
             if let number = media?.trackNumber { add("TrackNumber", .int32(Int32(clamping: number))) }
+            if filter.wants("AlbumArt"), case let art = artURL(item.artwork), !art.isEmpty {
+                add("AlbumArt", .objectPath(artPath(for: art)))
+            }
         }
         // MediaNode1
         add("Identifier", .string(entry.path.isEmpty ? "" : Self.identifier(fromKey: entry.path.last!)))
@@ -148,6 +168,7 @@ struct MediaTreeNodes: Sendable {
 
     /// The interfaces of the node at `objectPath`, or `nil` if there is none.
     func interfaces(at objectPath: ObjectPath) -> [Interface]? {
+        if let art = artURL(of: objectPath) { return artInterfaces(objectPath, url: art) }
         guard let path = contentPath(for: objectPath), let entry = try? content.entry(at: path) else { return nil }
         let values = properties(of: entry, filter: Filter(["*"]))
         func interface(_ name: InterfaceName, _ names: [String], emitting: Set<String> = []) -> Interface {
@@ -171,7 +192,8 @@ struct MediaTreeNodes: Sendable {
         } else {
             interfaces.append(
                 interface(
-                    Self.item, ["URLs", "MIMEType", "Size", "Artist", "Album", "Date", "Genre", "Duration", "TrackNumber"]))
+                    Self.item,
+                    ["URLs", "MIMEType", "Size", "Artist", "Album", "Date", "Genre", "Duration", "TrackNumber", "AlbumArt"]))
         }
         let node = interface(
             Self.node,
@@ -182,6 +204,23 @@ struct MediaTreeNodes: Sendable {
         interfaces.append(node)
         if path.isEmpty { interfaces.append(rootInterface()) }
         return interfaces
+    }
+
+    /// A cover as MediaServer2 wants it for `AlbumArt`: an image item with its URL and type.
+    private func artInterfaces(_ objectPath: ObjectPath, url: String) -> [Interface] {
+        let object = Interface(Self.object)
+        object.constantProperty("Parent", .objectPath(rootPath), changes: .none)
+        object.constantProperty("Type", .string("image"), changes: .none)
+        object.constantProperty("Path", .objectPath(objectPath), changes: .none)
+        object.constantProperty("DisplayName", .string("Cover"), changes: .none)
+        let item = Interface(Self.item)
+        item.constantProperty("URLs", .array(.string, [.string(url)]), changes: .none)
+        let lowered = url.lowercased()
+        let type =
+            lowered.hasSuffix(".png") ? "image/png"
+            : lowered.hasSuffix(".webp") ? "image/webp" : lowered.hasSuffix(".gif") ? "image/gif" : "image/jpeg"
+        item.constantProperty("MIMEType", .string(type), changes: .none)
+        return [object, item]
     }
 
     private func addListing(to container: Interface, path: [String]) {

@@ -33,7 +33,8 @@ struct TestNode: Sendable {
     {
         TestNode(
             item: ContentItem(
-                identifier: identifier, title: title, subtitle: "\(artist) — \(album)", isPlayable: true,
+                identifier: identifier, title: title, subtitle: "\(artist) — \(album)",
+                artwork: .url(URL(fileURLWithPath: "/music/\(album)/cover.png")), isPlayable: true,
                 media: ContentMedia(
                     url: URL(fileURLWithPath: "/music/\(title).ogg"), mimeType: "audio/ogg", duration: .seconds(180),
                     size: 4096, artist: artist, album: album, genre: "Jazz", trackNumber: number, date: "2019")),

@@ -53,7 +53,8 @@ import Testing
                 ["get", F.path(odd, "nothing here"), "org.gnome.UPnP.MediaObject2", "DisplayName"],
                 ["get", "odd/not_escaped_zz", "org.gnome.UPnP.MediaObject2", "DisplayName"],
                 ["introspect", F.path(odd)],
-                ["introspect", F.path(odd, "dup")])
+                ["introspect", F.path(odd, "dup")],
+                ["get", F.path(odd, "dup"), "org.gnome.UPnP.MediaItem2", "AlbumArt"])
             #expect(lines[0] == "String spotify:track:ü/ñ 1?")
             #expect(lines[1] == "String Empty")
             #expect(lines[2] == "String Dup one")
@@ -64,6 +65,14 @@ import Testing
             #expect(lines[7] == "error org.freedesktop.DBus.Error.UnknownObject")
             #expect(lines[8] == "org.gnome.UPnP.MediaObject2 org.gnome.UPnP.MediaContainer2 org.mprisbridge.MediaNode1 6")
             #expect(lines[9] == "org.gnome.UPnP.MediaObject2 org.gnome.UPnP.MediaItem2 org.mprisbridge.MediaNode1 0")
+            // The cover is an image object of its own, as MediaServer2's AlbumArt wants.
+            let art = try #require(lines[10].split(separator: " ").last.map(String.init), "\(lines)")
+            #expect(art.hasPrefix(F.root + "/__art/"), "\(lines[10])")
+            let cover = try await tree.client(
+                ["get", String(art.dropFirst(F.root.count + 1)), "org.gnome.UPnP.MediaItem2", "URLs"],
+                ["get", String(art.dropFirst(F.root.count + 1)), "org.gnome.UPnP.MediaItem2", "MIMEType"],
+                ["get", String(art.dropFirst(F.root.count + 1)), "org.gnome.UPnP.MediaObject2", "Type"])
+            #expect(cover == ["Array ['file:///music/Album/cover.png']", "String image/png", "String image"])
         }
     }
 
@@ -235,7 +244,7 @@ import Testing
             let item = try await check(
                 F.root + "/" + F.path("music", "album:1", "track:1-1"),
                 ["org.gnome.UPnP.MediaObject2", "org.gnome.UPnP.MediaItem2", "org.mprisbridge.MediaNode1"])
-            #expect(item.stdout == "match 27 members\n", "\(item.stdout)\(item.stderr)")
+            #expect(item.stdout == "match 28 members\n", "\(item.stdout)\(item.stderr)")
         }
     }
 }
