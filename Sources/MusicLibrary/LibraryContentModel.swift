@@ -6,28 +6,18 @@ import Glibc
     import Foundation
 #endif
 
-/// Text lowercased once, the way ``ContentQuery`` folds text, for sorting and searching.
-struct FoldedText: Sendable {
-    let text: String
-    /// All ASCII: searched byte by byte, which gives the same answer as comparing characters.
-    let isASCII: Bool
-
-    init(_ original: String) {
-        text = original.lowercased()
-        isASCII = text.utf8.allSatisfy { $0 < 0x80 }
-    }
-}
-
 /// One immutable snapshot of the browsable tree: every container's children precomputed as
 /// arrays of indices, so that a row is found from its index path in O(depth).
 ///
 /// Built by ``LibraryContent`` from the library's tracks and playlists and swapped whole on
-/// each update; never changed after ``init(tracks:playlists:)`` returns.
+/// each update; never changed after ``init(tracks:playlists:)`` returns. Rows refer to their
+/// folded title, artist and album by number in ``texts`` (``noText`` when absent): what search
+/// reads, with no strings to retain.
 final class LibraryContentModel: Sendable {
     struct ArtistNode: Sendable {
         let name: String
         let identifier: String
-        let folded: FoldedText
+        let text: Int
         /// Album indices, by date then title.
         let albums: [Int]
         /// The track whose cover stands for the artist.
@@ -39,7 +29,7 @@ final class LibraryContentModel: Sendable {
         /// Index in ``LibraryContentModel/artists``.
         let artist: Int
         let identifier: String
-        let foldedTitle: FoldedText
+        let text: Int
         /// Track indices, by disc, track number and title.
         let tracks: [Int]
         /// The earliest release date of its tracks.
@@ -50,12 +40,11 @@ final class LibraryContentModel: Sendable {
         let positionInArtist: Int
     }
 
-    /// Where a track is in each container that lists it.
+    /// A track's folded fields, and where it is in each container that lists it.
     struct TrackPlace: Sendable {
-        /// The item's title, artist and album fields, folded for search.
-        let title: FoldedText
-        let artist: FoldedText?
-        let album: FoldedText?
+        let title: Int
+        let artist: Int
+        let album: Int
         /// Index in ``LibraryContentModel/albums``.
         let albumIndex: Int
         let positionInAlbum: Int
@@ -69,7 +58,7 @@ final class LibraryContentModel: Sendable {
         let path: String
         let name: String
         let identifier: String
-        let folded: FoldedText
+        let text: Int
         let parent: Int?
         let positionInParent: Int
         /// Folder indices, by name.
@@ -81,7 +70,7 @@ final class LibraryContentModel: Sendable {
     struct PlaylistItem: Sendable {
         enum Kind: Sendable {
             case track(Int)
-            case stream(URL, title: String?, folded: FoldedText)
+            case stream(URL, title: String?, text: Int)
         }
         let kind: Kind
         /// Unique in the playlist: a repeated entry's identifier gets an occurrence suffix.
@@ -92,10 +81,13 @@ final class LibraryContentModel: Sendable {
         let id: String
         let name: String
         let identifier: String
-        let folded: FoldedText
+        let text: Int
         let modified: Date?
         let entries: [PlaylistItem]
     }
+
+    /// The number standing for “no text” (a track without an artist).
+    static let noText = -1
 
     /// Every track, in the order given (duplicates of an id left out).
     let tracks: [Track]
@@ -110,6 +102,8 @@ final class LibraryContentModel: Sendable {
     let playlists: [PlaylistNode]
     /// Index 0 is the root (the Folders tab).
     let folders: [FolderNode]
+    /// The folded titles, artists and albums the rows refer to.
+    let texts: FoldedTextTable
 
     let trackByID: [String: Int]
     let artistByIdentifier: [String: Int]
@@ -123,81 +117,133 @@ final class LibraryContentModel: Sendable {
     static let unknownAlbum = "Unknown Album"
 
     init(tracks input: [Track], playlists inputPlaylists: [Playlist]) {
-        // Tracks, each id once.
+        // Tracks, each id once; the array given is kept (not copied) when no id repeats.
         var trackByID: [String: Int] = [:]
         trackByID.reserveCapacity(input.count)
-        var tracks: [Track] = []
-        tracks.reserveCapacity(input.count)
-        for track in input where trackByID[track.id] == nil {
-            trackByID[track.id] = tracks.count
-            tracks.append(track)
+        var repeated: Set<Int> = []
+        for index in input.indices {
+            let id = input[index].id
+            if trackByID[id] == nil { trackByID[id] = index - repeated.count } else { repeated.insert(index) }
         }
-        let titles = tracks.map { FoldedText($0.title) }
-        let artistTexts = tracks.map { Self.artistText(of: $0).map(FoldedText.init) }
-        let albumTexts = tracks.map { Self.albumText(of: $0).map(FoldedText.init) }
+        let tracks = repeated.isEmpty ? input : input.indices.filter { !repeated.contains($0) }.map { input[$0] }
 
-        // Albums, grouped by (album artist, title).
+        // The folded texts: titles one each, artist and album names once per distinct name.
+        var texts = FoldedTextTable()
+        var interned: [String: Int] = [:]
+        func intern(_ text: String) -> Int {
+            if let id = interned[text] { return id }
+            let id = texts.append(text)
+            interned[text] = id
+            return id
+        }
         struct AlbumGroup {
             var artistName: String
+            var artistText: Int
             var title: String
+            var text: Int
             var tracks: [Int]
         }
         var groups: [AlbumGroup] = []
-        var groupByKey: [String: Int] = [:]
-        for (index, track) in tracks.enumerated() {
-            let artistName = Self.groupingArtist(of: track)
-            let title = Self.albumText(of: track) ?? Self.unknownAlbum
-            let key = Self.albumIdentifier(artist: artistName, album: title)
-            if let group = groupByKey[key] {
+        var groupByKey: [Int: Int] = [:]
+        var titleText: [Int] = []
+        var artistFieldText: [Int] = []
+        var albumFieldText: [Int] = []
+        titleText.reserveCapacity(tracks.count)
+        artistFieldText.reserveCapacity(tracks.count)
+        albumFieldText.reserveCapacity(tracks.count)
+        // Fields are read one by one: copying a whole `Track` retains a dozen references. The
+        // library lists an album's tracks together, so a track's artists and album are most
+        // often the previous track's: then their texts are too, with no lookup.
+        var previous: (artists: [String], albumArtists: [String], album: String?, group: Int)?
+        for index in tracks.indices {
+            titleText.append(texts.append(tracks[index].title))
+            if let last = previous, last.album == tracks[index].album, last.artists == tracks[index].artists,
+                last.albumArtists == tracks[index].albumArtists
+            {
+                artistFieldText.append(artistFieldText[index - 1])
+                albumFieldText.append(albumFieldText[index - 1])
+                groups[last.group].tracks.append(index)
+                continue
+            }
+            artistFieldText.append(Self.line(tracks[index].artists).map(intern) ?? Self.noText)
+            let album = Self.albumText(tracks[index].album)
+            albumFieldText.append(album.map(intern) ?? Self.noText)
+            // Filed under (album artist, album title).
+            let artistName = Self.groupingArtist(
+                albumArtists: tracks[index].albumArtists, artists: tracks[index].artists)
+            let title = album ?? Self.unknownAlbum
+            let artistText = intern(artistName)
+            let albumText = intern(title)
+            let key = artistText << 32 | albumText
+            let group: Int
+            if let existing = groupByKey[key] {
+                group = existing
                 groups[group].tracks.append(index)
             } else {
-                groupByKey[key] = groups.count
-                groups.append(AlbumGroup(artistName: artistName, title: title, tracks: [index]))
+                group = groups.count
+                groupByKey[key] = group
+                groups.append(
+                    AlbumGroup(
+                        artistName: artistName, artistText: artistText, title: title, text: albumText, tracks: [index]))
             }
+            previous = (tracks[index].artists, tracks[index].albumArtists, tracks[index].album, group)
         }
+        var folderBuild = FolderBuild(tracks)
+        for index in folderBuild.drafts.indices {
+            folderBuild.drafts[index].text = texts.append(folderBuild.drafts[index].name)
+        }
+        let playlistDrafts = inputPlaylists.map { playlist in
+            Self.playlistDraft(playlist, trackByID: trackByID, texts: &texts)
+        }
+        let rank = texts.ranks()
+        func textRank(_ text: Int) -> Int { text == Self.noText ? -1 : rank[text] }
+
+        // An album's tracks: disc, track number, title.
+        let discs = tracks.indices.map { tracks[$0].discNumber ?? 1 }
+        let numbers = tracks.indices.map { tracks[$0].trackNumber ?? Int.max }
         for group in groups.indices {
             groups[group].tracks.sort { left, right in
-                let a = tracks[left]
-                let b = tracks[right]
-                let discA = a.discNumber ?? 1
-                let discB = b.discNumber ?? 1
-                if discA != discB { return discA < discB }
-                let numberA = a.trackNumber ?? Int.max
-                let numberB = b.trackNumber ?? Int.max
-                if numberA != numberB { return numberA < numberB }
-                return Self.ordered(titles[left], a.id, titles[right], b.id)
+                if discs[left] != discs[right] { return discs[left] < discs[right] }
+                if numbers[left] != numbers[right] { return numbers[left] < numbers[right] }
+                let a = rank[titleText[left]]
+                let b = rank[titleText[right]]
+                return a != b ? a < b : tracks[left].id < tracks[right].id
             }
         }
         let groupDates: [String?] = groups.map { group in
-            group.tracks.compactMap { tracks[$0].releaseDate.flatMap { $0.isEmpty ? nil : $0 } }.min()
+            group.tracks.lazy.compactMap { tracks[$0].releaseDate.flatMap { $0.isEmpty ? nil : $0 } }.min()
         }
-        let groupTitles = groups.map { FoldedText($0.title) }
-        let groupArtists = groups.map { FoldedText($0.artistName) }
 
-        // Albums tab order: title, then artist.
+        // Albums tab: title, then artist.
         let tabOrder = groups.indices.sorted { left, right in
-            let a = groupTitles[left].text
-            let b = groupTitles[right].text
-            if a != b { return a < b }
-            return Self.ordered(groupArtists[left], groups[left].artistName, groupArtists[right], groups[right].artistName)
+            let (a, b) = (groups[left], groups[right])
+            if rank[a.text] != rank[b.text] { return rank[a.text] < rank[b.text] }
+            if rank[a.artistText] != rank[b.artistText] { return rank[a.artistText] < rank[b.artistText] }
+            return (a.title, a.artistName) < (b.title, b.artistName)
         }
         var albumOfGroup = [Int](repeating: 0, count: groups.count)
         for (position, group) in tabOrder.enumerated() { albumOfGroup[group] = position }
 
-        // Artists, each with its albums by date (undated last) then title.
-        var artistGroups: [String: [Int]] = [:]
-        for group in groups.indices { artistGroups[groups[group].artistName, default: []].append(group) }
-        let artistNames = artistGroups.keys.map { ($0, FoldedText($0)) }.sorted { Self.ordered($0.1, $0.0, $1.1, $1.0) }
+        // Artists by name, each with its albums by date (undated last), then title.
+        var artistGroups: [Int: [Int]] = [:]
+        for group in groups.indices { artistGroups[groups[group].artistText, default: []].append(group) }
+        let artistOrder = artistGroups.keys.sorted { left, right in
+            if rank[left] != rank[right] { return rank[left] < rank[right] }
+            return groups[artistGroups[left]![0]].artistName < groups[artistGroups[right]![0]].artistName
+        }
         var artistOfGroup = [Int](repeating: 0, count: groups.count)
         var positionInArtist = [Int](repeating: 0, count: groups.count)
         var artistAlbumGroups: [[Int]] = []
-        for (artistIndex, (name, _)) in artistNames.enumerated() {
-            let ordered = artistGroups[name]!.sorted { left, right in
+        artistAlbumGroups.reserveCapacity(artistOrder.count)
+        for (artistIndex, artistText) in artistOrder.enumerated() {
+            let ordered = artistGroups[artistText]!.sorted { left, right in
                 switch (groupDates[left], groupDates[right]) {
                 case (let a?, let b?) where a != b: return a < b
                 case (.some, nil): return true
                 case (nil, .some): return false
-                default: return Self.ordered(groupTitles[left], groups[left].title, groupTitles[right], groups[right].title)
+                default:
+                    let (a, b) = (groups[left], groups[right])
+                    return rank[a.text] != rank[b.text] ? rank[a.text] < rank[b.text] : a.title < b.title
                 }
             }
             for (position, group) in ordered.enumerated() {
@@ -211,38 +257,36 @@ final class LibraryContentModel: Sendable {
             group.tracks.first { tracks[$0].artwork != nil } ?? group.tracks[0]
         }
         albums = tabOrder.map { group in
-            AlbumNode(
-                title: groups[group].title, artist: artistOfGroup[group],
-                identifier: Self.albumIdentifier(artist: groups[group].artistName, album: groups[group].title),
-                foldedTitle: groupTitles[group], tracks: groups[group].tracks, date: groupDates[group],
-                representative: representativeOfGroup[group], positionInArtist: positionInArtist[group])
+            let album = groups[group]
+            return AlbumNode(
+                title: album.title, artist: artistOfGroup[group],
+                identifier: Self.albumIdentifier(artist: album.artistName, album: album.title), text: album.text,
+                tracks: album.tracks, date: groupDates[group], representative: representativeOfGroup[group],
+                positionInArtist: positionInArtist[group])
         }
-        artists = zip(artistNames, artistAlbumGroups).map { artist, albumGroups in
+        artists = artistAlbumGroups.map { albumGroups in
+            let name = groups[albumGroups[0]].artistName
             let representative =
                 albumGroups.lazy.map { representativeOfGroup[$0] }.first { tracks[$0].artwork != nil }
                 ?? representativeOfGroup[albumGroups[0]]
             return ArtistNode(
-                name: artist.0, identifier: Self.artistIdentifier(artist.0), folded: artist.1,
+                name: name, identifier: Self.artistIdentifier(name), text: groups[albumGroups[0]].artistText,
                 albums: albumGroups.map { albumOfGroup[$0] }, representative: representative)
         }
 
-        // The Tracks tab.
+        // The Tracks tab: title, then artist.
         tracksByTitle = tracks.indices.sorted { left, right in
-            let a = titles[left].text
-            let b = titles[right].text
+            let a = rank[titleText[left]]
+            let b = rank[titleText[right]]
             if a != b { return a < b }
-            let artistA = artistTexts[left]?.text ?? ""
-            let artistB = artistTexts[right]?.text ?? ""
+            let artistA = textRank(artistFieldText[left])
+            let artistB = textRank(artistFieldText[right])
             if artistA != artistB { return artistA < artistB }
             return tracks[left].id < tracks[right].id
         }
 
-        // Folders: the directories of the tracks' relative paths and their ancestors.
-        let folderBuild = Self.buildFolders(tracks)
-        folders = folderBuild.folders
+        folders = folderBuild.folders(rank: rank) { tracks[$0].id }
 
-        var places: [TrackPlace] = []
-        places.reserveCapacity(tracks.count)
         var positionInTracksTab = [Int](repeating: 0, count: tracks.count)
         for (position, track) in tracksByTitle.enumerated() { positionInTracksTab[track] = position }
         var positionInAlbum = [Int](repeating: 0, count: tracks.count)
@@ -253,60 +297,30 @@ final class LibraryContentModel: Sendable {
                 albumOfTrack[track] = index
             }
         }
-        for index in tracks.indices {
-            places.append(
-                TrackPlace(
-                    title: titles[index], artist: artistTexts[index], album: albumTexts[index],
-                    albumIndex: albumOfTrack[index], positionInAlbum: positionInAlbum[index],
-                    positionInTracksTab: positionInTracksTab[index], folder: folderBuild.folderOfTrack[index],
-                    positionInFolder: folderBuild.positionInFolder[index]))
+        places = tracks.indices.map { index in
+            TrackPlace(
+                title: titleText[index], artist: artistFieldText[index], album: albumFieldText[index],
+                albumIndex: albumOfTrack[index], positionInAlbum: positionInAlbum[index],
+                positionInTracksTab: positionInTracksTab[index], folder: folderBuild.folderOfTrack[index],
+                positionInFolder: folderBuild.positionInFolder[index])
         }
-        self.places = places
 
-        // Playlists, by name; entries in the file's order, those not in the library left out.
-        var playlists: [PlaylistNode] = []
-        for playlist in inputPlaylists {
-            var entries: [PlaylistItem] = []
-            var seen: Set<String> = []
-            for entry in playlist.entries {
-                let kind: PlaylistItem.Kind
-                let identifier: String
-                switch entry {
-                case .track(let id):
-                    guard let track = trackByID[id] else { continue }
-                    kind = .track(track)
-                    identifier = Self.trackIdentifier(id)
-                case .stream(let url, let title):
-                    kind = .stream(url, title: title, folded: FoldedText(title ?? url.absoluteString))
-                    identifier = Self.streamIdentifier(url)
-                case .missing:
-                    continue
-                }
-                var unique = identifier
-                var occurrence = 1
-                while !seen.insert(unique).inserted {
-                    occurrence += 1
-                    unique = identifier + Self.occurrenceSeparator + String(occurrence)
-                }
-                entries.append(PlaylistItem(kind: kind, identifier: unique))
-            }
-            playlists.append(
-                PlaylistNode(
-                    id: playlist.id, name: playlist.name, identifier: Self.playlistIdentifier(playlist.id),
-                    folded: FoldedText(playlist.name), modified: Self.modificationDate(of: playlist.url),
-                    entries: entries))
-        }
+        // Playlists by name, each id once.
         var playlistIDs: Set<String> = []
-        playlists = playlists.filter { playlistIDs.insert($0.id).inserted }
-        playlists.sort { Self.ordered($0.folded, $0.name + "\u{0}" + $0.id, $1.folded, $1.name + "\u{0}" + $1.id) }
-        self.playlists = playlists
+        playlists = playlistDrafts.filter { playlistIDs.insert($0.id).inserted }.sorted { a, b in
+            rank[a.text] != rank[b.text] ? rank[a.text] < rank[b.text] : (a.name, a.id) < (b.name, b.id)
+        }
 
         self.tracks = tracks
         self.trackByID = trackByID
-        artistByIdentifier = Dictionary(uniqueKeysWithValues: artists.enumerated().map { ($1.identifier, $0) })
-        albumByIdentifier = Dictionary(uniqueKeysWithValues: albums.enumerated().map { ($1.identifier, $0) })
-        playlistByIdentifier = Dictionary(uniqueKeysWithValues: playlists.enumerated().map { ($1.identifier, $0) })
-        folderByIdentifier = Dictionary(uniqueKeysWithValues: folders.enumerated().map { ($1.identifier, $0) })
+        self.texts = texts
+        // Identifiers are unique but for freak tags (an artist name holding U+001F) or paths
+        // that differ only in Unicode normalization (Swift finds such strings equal): the
+        // first one wins, and the manager tells such siblings apart.
+        artistByIdentifier = Self.index(artists.map(\.identifier))
+        albumByIdentifier = Self.index(albums.map(\.identifier))
+        playlistByIdentifier = Self.index(playlists.map(\.identifier))
+        folderByIdentifier = Self.index(folders.map(\.identifier))
         var streams: [String: (Int, Int)] = [:]
         for (playlistIndex, playlist) in playlists.enumerated() {
             for (entryIndex, entry) in playlist.entries.enumerated() {
@@ -318,8 +332,9 @@ final class LibraryContentModel: Sendable {
         streamByIdentifier = streams
     }
 
-    /// An empty library.
-    static let empty = LibraryContentModel(tracks: [], playlists: [])
+    private static func index(_ identifiers: [String]) -> [String: Int] {
+        Dictionary(identifiers.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+    }
 
     // MARK: Identifiers
 
@@ -332,89 +347,160 @@ final class LibraryContentModel: Sendable {
     static func folderIdentifier(_ path: String) -> String { "folder:" + path }
     static func streamIdentifier(_ url: URL) -> String { "stream:" + url.absoluteString }
 
-    // MARK: Building
+    // MARK: A track's fields
 
     /// The artist a track is filed under: its first album artist, else its first artist.
-    static func groupingArtist(of track: Track) -> String {
-        track.albumArtists.first { !$0.isEmpty } ?? track.artists.first { !$0.isEmpty } ?? unknownArtist
+    static func groupingArtist(albumArtists: [String], artists: [String]) -> String {
+        albumArtists.first { !$0.isEmpty } ?? artists.first { !$0.isEmpty } ?? unknownArtist
     }
 
-    /// The track's artists as one line, or nil when it has none.
-    static func artistText(of track: Track) -> String? {
-        let artists = track.artists.filter { !$0.isEmpty }
-        return artists.isEmpty ? nil : artists.joined(separator: ", ")
+    /// The track's artists (or genres) as one line: those not empty, separated by commas; nil
+    /// when there are none. Takes the field, not the track, so that no `Track` is copied.
+    static func line(_ names: [String]) -> String? {
+        if names.count == 1 { return names[0].isEmpty ? nil : names[0] }
+        let names = names.filter { !$0.isEmpty }
+        return names.isEmpty ? nil : names.joined(separator: ", ")
     }
 
     /// The track's album title, or nil when it has none.
-    static func albumText(of track: Track) -> String? {
-        track.album.flatMap { $0.isEmpty ? nil : $0 }
+    static func albumText(_ album: String?) -> String? {
+        album.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// The track's genres as one line, or nil when it has none.
-    static func genreText(of track: Track) -> String? {
-        let genres = track.genres.filter { !$0.isEmpty }
-        return genres.isEmpty ? nil : genres.joined(separator: ", ")
+    // MARK: Building
+
+    /// A playlist's node, its entries in the file's order; those not in the library left out.
+    private static func playlistDraft(_ playlist: Playlist, trackByID: [String: Int], texts: inout FoldedTextTable)
+        -> PlaylistNode
+    {
+        var entries: [PlaylistItem] = []
+        var seen: Set<String> = []
+        for entry in playlist.entries {
+            let kind: PlaylistItem.Kind
+            let identifier: String
+            switch entry {
+            case .track(let id):
+                guard let track = trackByID[id] else { continue }
+                kind = .track(track)
+                identifier = trackIdentifier(id)
+            case .stream(let url, let title):
+                kind = .stream(url, title: title, text: texts.append(title ?? url.absoluteString))
+                identifier = streamIdentifier(url)
+            case .missing:
+                continue
+            }
+            var unique = identifier
+            var occurrence = 1
+            while !seen.insert(unique).inserted {
+                occurrence += 1
+                unique = identifier + occurrenceSeparator + String(occurrence)
+            }
+            entries.append(PlaylistItem(kind: kind, identifier: unique))
+        }
+        return PlaylistNode(
+            id: playlist.id, name: playlist.name, identifier: playlistIdentifier(playlist.id),
+            text: texts.append(playlist.name), modified: modificationDate(of: playlist.url), entries: entries)
     }
 
-    /// Case-insensitive order, ties broken by the exact text so that the order is total.
-    private static func ordered(_ a: FoldedText, _ exactA: String, _ b: FoldedText, _ exactB: String) -> Bool {
-        if a.text != b.text { return a.text < b.text }
-        return exactA < exactB
-    }
-
-    private static func buildFolders(_ tracks: [Track]) -> (folders: [FolderNode], folderOfTrack: [Int], positionInFolder: [Int]) {
+    /// The folders of the tracks' relative paths and their ancestors.
+    private struct FolderBuild {
         struct Draft {
-            var path: String
-            var name: String
+            var path: Substring
+            var name: Substring
             var parent: Int?
+            var text = 0
             var subfolders: [Int] = []
             var tracks: [Int] = []
         }
         var drafts = [Draft(path: "", name: "Folders", parent: nil)]
-        var byPath: [Substring: Int] = ["": 0]
-        func folder(_ path: Substring) -> Int {
-            if let existing = byPath[path] { return existing }
-            let slash = path.lastIndex(of: "/")
-            let parent = folder(slash.map { path[..<$0] } ?? "")
-            let name = slash.map { path[path.index(after: $0)...] } ?? path
+        var folderOfTrack: [Int] = []
+        var positionInFolder: [Int] = []
+        /// The tracks' file names, folded, to order the tracks of a folder.
+        private var fileNames = FoldedTextTable()
+
+        init(_ tracks: [Track]) {
+            var byPath: [PathKey: Int] = [PathKey(""): 0]
+            var last: (path: Substring, folder: Int) = ("", 0)
+            folderOfTrack.reserveCapacity(tracks.count)
+            for index in tracks.indices {
+                let (folderPath, name) = Self.split(Substring(tracks[index].id))
+                let folder: Int
+                if folderPath.utf8.elementsEqual(last.path.utf8) {
+                    folder = last.folder
+                } else {
+                    folder = Self.folder(folderPath, &drafts, &byPath)
+                    last = (folderPath, folder)
+                }
+                drafts[folder].tracks.append(index)
+                folderOfTrack.append(folder)
+                _ = fileNames.append(name)
+            }
+        }
+
+        /// A folder path compared and hashed by its bytes, as the file system tells folders
+        /// apart (and cheaper than `String`'s Unicode-aware hashing).
+        private struct PathKey: Hashable {
+            let path: Substring
+            init(_ path: Substring) { self.path = path }
+            static func == (left: PathKey, right: PathKey) -> Bool { left.path.utf8.elementsEqual(right.path.utf8) }
+            func hash(into hasher: inout Hasher) {
+                if path.utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) })
+                    == nil
+                {
+                    for byte in path.utf8 { hasher.combine(byte) }
+                }
+            }
+        }
+
+        /// A path's folder and last component, split at its last `/`.
+        private static func split(_ path: Substring) -> (folder: Substring, name: Substring) {
+            guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return ("", path) }
+            return (path[..<slash], path[path.index(after: slash)...])
+        }
+
+        private static func folder(_ path: Substring, _ drafts: inout [Draft], _ byPath: inout [PathKey: Int]) -> Int {
+            if let existing = byPath[PathKey(path)] { return existing }
+            let (parentPath, name) = split(path)
+            let parent = folder(parentPath, &drafts, &byPath)
             let index = drafts.count
-            drafts.append(Draft(path: String(path), name: String(name), parent: parent))
+            drafts.append(Draft(path: path, name: name, parent: parent))
             drafts[parent].subfolders.append(index)
-            byPath[path] = index
+            byPath[PathKey(path)] = index
             return index
         }
-        var fileNames: [FoldedText] = []
-        fileNames.reserveCapacity(tracks.count)
-        var folderOfTrack: [Int] = []
-        folderOfTrack.reserveCapacity(tracks.count)
-        for (index, track) in tracks.enumerated() {
-            let path = Substring(track.id)
-            let slash = path.lastIndex(of: "/")
-            let parent = folder(slash.map { path[..<$0] } ?? "")
-            drafts[parent].tracks.append(index)
-            folderOfTrack.append(parent)
-            fileNames.append(FoldedText(String(slash.map { path[path.index(after: $0)...] } ?? path)))
-        }
-        let foldedNames = drafts.map { FoldedText($0.name) }
-        let names = drafts.map(\.name)
-        var positionInParent = [Int](repeating: 0, count: drafts.count)
-        var positionInFolder = [Int](repeating: 0, count: tracks.count)
-        for index in drafts.indices {
-            drafts[index].subfolders.sort {
-                ordered(foldedNames[$0], names[$0], foldedNames[$1], names[$1])
+
+        /// The folders, their subfolders sorted by the ranks of their names' texts, their
+        /// tracks by file name.
+        mutating func folders(rank: [Int], trackIDs: (Int) -> String) -> [FolderNode] {
+            positionInFolder = [Int](repeating: 0, count: folderOfTrack.count)
+            var positionInParent = [Int](repeating: 0, count: drafts.count)
+            let texts = drafts.map(\.text)
+            let names = drafts.map(\.name)
+            for index in drafts.indices {
+                drafts[index].subfolders.sort { left, right in
+                    rank[texts[left]] != rank[texts[right]]
+                        ? rank[texts[left]] < rank[texts[right]] : names[left] < names[right]
+                }
+                let tracks = drafts[index].tracks
+                drafts[index].tracks = fileNames.withReader { names in
+                    tracks.sorted { left, right in
+                        let order = names.compare(left, right)
+                        return order != 0 ? order < 0 : trackIDs(left) < trackIDs(right)
+                    }
+                }
+                for (position, child) in drafts[index].subfolders.enumerated() { positionInParent[child] = position }
+                for (position, track) in drafts[index].tracks.enumerated() { positionInFolder[track] = position }
             }
-            drafts[index].tracks.sort { ordered(fileNames[$0], tracks[$0].id, fileNames[$1], tracks[$1].id) }
-            for (position, child) in drafts[index].subfolders.enumerated() { positionInParent[child] = position }
-            for (position, track) in drafts[index].tracks.enumerated() { positionInFolder[track] = position }
+            return drafts.enumerated().map { index, draft in
+                FolderNode(
+                    path: String(draft.path), name: String(draft.name),
+                    identifier: index == 0
+                        ? LibraryContent.Tab.folders.identifier
+                        : LibraryContentModel.folderIdentifier(String(draft.path)),
+                    text: draft.text, parent: draft.parent, positionInParent: positionInParent[index],
+                    subfolders: draft.subfolders, tracks: draft.tracks)
+            }
         }
-        let folders = drafts.enumerated().map { index, draft in
-            FolderNode(
-                path: draft.path, name: draft.name,
-                identifier: index == 0 ? LibraryContent.Tab.folders.identifier : folderIdentifier(draft.path),
-                folded: foldedNames[index], parent: draft.parent, positionInParent: positionInParent[index],
-                subfolders: draft.subfolders, tracks: draft.tracks)
-        }
-        return (folders, folderOfTrack, positionInFolder)
     }
 
     /// The file's modification time, for a `file:` URL whose status can be read; one `stat`.

@@ -1,4 +1,3 @@
-import Glibc
 import MediaRemote
 
 #if canImport(FoundationEssentials)
@@ -9,196 +8,333 @@ import MediaRemote
 
 /// A ``ContentQuery`` run over a ``LibraryContentModel``.
 ///
-/// Conditions on the title, artist, album and kind are answered from the text folded when the
-/// model was built, without making an item; any other condition makes the row's item once and
-/// asks ``ContentQuery/matches(_:)``. Both give the answer ``ContentQuery/matches(_:)`` gives on
-/// the row's item.
+/// Conditions on the title, artist, album and kind are answered from the model's folded texts,
+/// each distinct text compared once per condition; any other condition makes the row's item
+/// and asks ``ContentQuery/matches(_:)``. Either way the answer is the one
+/// ``ContentQuery/matches(_:)`` gives on the row's item.
 struct LibrarySearch {
     let model: LibraryContentModel
-    private let query: CompiledQuery
+    private let query: ContentQuery
+    private let compiled: CompiledQuery
     private let makeItem: (Location) -> ContentItem
 
     init(query: ContentQuery, model: LibraryContentModel, makeItem: @escaping (Location) -> ContentItem) {
         self.model = model
-        self.query = CompiledQuery(query)
+        self.query = query
+        self.compiled = CompiledQuery(query)
         self.makeItem = makeItem
     }
 
     /// The root's results: artists in the Artists tab, then albums in the Albums tab, then
     /// tracks in the Tracks tab.
     func atRoot() -> [IndexPath] {
-        var found: [IndexPath] = []
-        let artists = LibraryContent.Tab.artists.rawValue
-        for index in model.artists.indices where matches(.artist(index)) { found.append([artists, index]) }
-        let albums = LibraryContent.Tab.albums.rawValue
-        for index in model.albums.indices where matches(.album(index)) { found.append([albums, index]) }
-        let tracks = LibraryContent.Tab.tracks.rawValue
-        for position in model.tracksByTitle.indices where matches(.tracksTabTrack(position)) {
-            found.append([tracks, position])
+        model.texts.withReader { reader in
+            var evaluation = Evaluation(search: self, reader: reader)
+            var found: [IndexPath] = []
+            let artists = LibraryContent.Tab.artists.rawValue
+            for index in model.artists.indices where evaluation.matches(.artist(index)) {
+                found.append([artists, index])
+            }
+            let albums = LibraryContent.Tab.albums.rawValue
+            for index in model.albums.indices where evaluation.matches(.album(index)) { found.append([albums, index]) }
+            let tracks = LibraryContent.Tab.tracks.rawValue
+            for position in model.tracksByTitle.indices where evaluation.matches(.tracksTabTrack(position)) {
+                found.append([tracks, position])
+            }
+            return found
         }
-        return found
     }
 
     /// The matching descendants of `location` (at `indexPath`), parents before their children.
     func below(_ location: Location, at indexPath: IndexPath, showingInformative informative: Bool) -> [IndexPath] {
-        var found: [IndexPath] = []
-        func visit(_ location: Location, _ indexPath: IndexPath) {
-            for index in 0..<location.childCount(in: model, showingInformative: informative) {
-                guard let child = location.child(index, in: model, showingInformative: informative) else { continue }
-                let childPath = indexPath.appending(index)
-                if matches(child) { found.append(childPath) }
-                visit(child, childPath)
+        model.texts.withReader { reader in
+            var evaluation = Evaluation(search: self, reader: reader)
+            var found: [IndexPath] = []
+            func visit(_ location: Location, _ indexPath: IndexPath) {
+                for index in 0..<location.childCount(in: model, showingInformative: informative) {
+                    guard let child = location.child(index, in: model, showingInformative: informative) else {
+                        continue
+                    }
+                    let childPath = indexPath.appending(index)
+                    if evaluation.matches(child) { found.append(childPath) }
+                    visit(child, childPath)
+                }
+            }
+            visit(location, indexPath)
+            return found
+        }
+    }
+
+    /// One search's state: what each condition answered for each text so far.
+    private struct Evaluation {
+        let search: LibrarySearch
+        let reader: FoldedTextTable.Reader
+        /// Per condition and text: 0 not asked yet, 1 false, 2 true.
+        var answers: [UInt8]
+
+        init(search: LibrarySearch, reader: FoldedTextTable.Reader) {
+            self.search = search
+            self.reader = reader
+            answers = [UInt8](repeating: 0, count: search.compiled.conditionCount * search.model.texts.count)
+        }
+
+        mutating func matches(_ location: Location) -> Bool {
+            guard let row = row(location) else { return search.query.matches(search.makeItem(location)) }
+            var item: ContentItem?
+            return evaluate(search.compiled.root, location, row, &item)
+        }
+
+        /// The row's title, artist and album texts and its kind.
+        private func row(_ location: Location) -> Row? {
+            let model = search.model
+            let none = LibraryContentModel.noText
+            switch location {
+            case .artist(let index):
+                let text = model.artists[index].text
+                return Row(title: text, artist: text, album: none, kind: .container)
+            case .album(let index):
+                let album = model.albums[index]
+                return Row(
+                    title: album.text, artist: model.artists[album.artist].text, album: album.text, kind: .container)
+            case .albumTrack(let album, let position): return track(model.albums[album].tracks[position])
+            case .tracksTabTrack(let position): return track(model.tracksByTitle[position])
+            case .folderTrack(let folder, let position): return track(model.folders[folder].tracks[position])
+            case .playlist(let index):
+                return Row(title: model.playlists[index].text, artist: none, album: none, kind: .container)
+            case .playlistEntry(let playlist, let position):
+                switch model.playlists[playlist].entries[position].kind {
+                case .track(let index): return track(index)
+                case .stream(_, _, let text): return Row(title: text, artist: none, album: none, kind: .audio)
+                }
+            case .folder(let index) where index != 0:
+                return Row(title: model.folders[index].text, artist: none, album: none, kind: .container)
+            case .root, .informative, .tab, .folder:
+                return nil
             }
         }
-        visit(location, indexPath)
-        return found
+
+        private func track(_ index: Int) -> Row {
+            let place = search.model.places[index]
+            return Row(title: place.title, artist: place.artist, album: place.album, kind: .music)
+        }
+
+        private mutating func evaluate(_ node: Int, _ location: Location, _ row: Row, _ item: inout ContentItem?)
+            -> Bool
+        {
+            switch search.compiled.nodes[node] {
+            case .all: return true
+            case .and(let left, let right):
+                return evaluate(left, location, row, &item) && evaluate(right, location, row, &item)
+            case .or(let left, let right):
+                return evaluate(left, location, row, &item) || evaluate(right, location, row, &item)
+            case .exists(let field, let present): return (row[field] != LibraryContentModel.noText) == present
+            case .kind(let answers): return answers[row.kind.rawValue]
+            case .compare(let field, let comparison, let needle, let condition):
+                let text = row[field]
+                guard text != LibraryContentModel.noText else {
+                    return comparison == .notEqual || comparison == .doesNotContain
+                }
+                let slot = condition * search.model.texts.count + text
+                if answers[slot] == 0 {
+                    answers[slot] = holds(comparison, text, search.compiled.needles[needle]) ? 2 : 1
+                }
+                return answers[slot] == 2
+            case .other(let query):
+                if item == nil { item = search.makeItem(location) }
+                return search.compiled.others[query].matches(item!)
+            }
+        }
+
+        /// ``ContentComparison`` of text `id` with `needle`, as ``ContentQuery/matches(_:)``
+        /// applies it to a text field. Both are in normalization form C, so equality and order
+        /// are those of their bytes.
+        private func holds(_ comparison: ContentComparison, _ id: Int, _ needle: Needle) -> Bool {
+            let text = reader.utf8(id)
+            return needle.utf8.withUnsafeBufferPointer { part in
+                switch comparison {
+                case .contains: return contains(part, in: text, id, needle)
+                case .doesNotContain: return !contains(part, in: text, id, needle)
+                case .equal: return FoldedTextTable.Reader.compare(text, part) == 0
+                case .notEqual: return FoldedTextTable.Reader.compare(text, part) != 0
+                case .less: return FoldedTextTable.Reader.compare(text, part) < 0
+                case .lessOrEqual: return FoldedTextTable.Reader.compare(text, part) <= 0
+                case .greater: return FoldedTextTable.Reader.compare(text, part) > 0
+                case .greaterOrEqual: return FoldedTextTable.Reader.compare(text, part) >= 0
+                case .derivedFrom:
+                    if FoldedTextTable.Reader.compare(text, part) == 0 { return true }
+                    guard reader.comparesAsBytes(id), needle.comparesAsBytes else {
+                        return CompiledQuery.holds(comparison, reader.string(id), needle.text)
+                    }
+                    return text.count > part.count && text[part.count] == UInt8(ascii: ".")
+                        && FoldedTextTable.Reader.compare(UnsafeBufferPointer(rebasing: text[..<part.count]), part) == 0
+                }
+            }
+        }
+
+        /// Whether text `id` (whose bytes are `text`) holds `needle` (whose bytes are `part`):
+        /// where it holds its bytes, starting and ending on character boundaries.
+        private func contains(
+            _ part: UnsafeBufferPointer<UInt8>, in text: UnsafeBufferPointer<UInt8>, _ id: Int, _ needle: Needle
+        )
+            -> Bool
+        {
+            guard !part.isEmpty else { return reader.string(id).contains(needle.text) }
+            let simple = needle.comparesAsBytes && reader.comparesAsBytes(id)
+            var string: String?
+            var start = 0
+            while let offset = FoldedTextTable.Reader.firstOffset(of: part, in: text, from: start) {
+                if simple
+                    || (Self.isBoundary(before: offset, in: text, needle, &string)
+                        && Self.isBoundary(after: offset + part.count, in: text, needle, &string))
+                {
+                    return true
+                }
+                start = offset + 1
+            }
+            return false
+        }
+
+        private static let lineFeed = UInt8(ascii: "\n")
+        private static let carriageReturn = UInt8(ascii: "\r")
+
+        /// Whether a match of `needle` at byte `offset` of `text` starts a character.
+        private static func isBoundary(
+            before offset: Int, in text: UnsafeBufferPointer<UInt8>, _ needle: Needle, _ string: inout String?
+        ) -> Bool {
+            if offset == 0 { return true }
+            // After an ASCII character only the needle's first scalar decides (and CR LF).
+            let previous = text[offset - 1]
+            if previous < 0x80 {
+                return needle.startsCharacterAfterASCII
+                    && !(previous == carriageReturn && needle.utf8.first == lineFeed)
+            }
+            return isCharacterBoundary(offset, in: text, &string)
+        }
+
+        /// Whether a match of `needle` ending at byte `offset` of `text` ends a character.
+        private static func isBoundary(
+            after offset: Int, in text: UnsafeBufferPointer<UInt8>, _ needle: Needle, _ string: inout String?
+        ) -> Bool {
+            if offset == text.count { return true }
+            // Before an ASCII character only the needle's last scalar decides (and CR LF).
+            let next = text[offset]
+            if next < 0x80 {
+                return needle.endsCharacterBeforeASCII && !(next == lineFeed && needle.utf8.last == carriageReturn)
+            }
+            return isCharacterBoundary(offset, in: text, &string)
+        }
+
+        private static func isCharacterBoundary(
+            _ offset: Int, in text: UnsafeBufferPointer<UInt8>, _ string: inout String?
+        )
+            -> Bool
+        {
+            if string == nil { string = String(decoding: text, as: UTF8.self) }
+            let utf8 = string!.utf8
+            return utf8.index(utf8.startIndex, offsetBy: offset).samePosition(in: string!) != nil
+        }
     }
 
-    private func matches(_ location: Location) -> Bool {
-        var item: ContentItem?
-        return evaluate(query, location, text(of: location), &item)
-    }
+    private struct Row {
+        var title: Int
+        var artist: Int
+        var album: Int
+        var kind: CompiledQuery.Kind
 
-    /// The folded title, artist, album and kind of the row's item.
-    private struct RowText {
-        var title: FoldedText?
-        var artist: FoldedText?
-        var album: FoldedText?
-        var kind: FoldedText
-
-        subscript(field: CompiledQuery.TextField) -> FoldedText? {
+        subscript(field: CompiledQuery.TextField) -> Int {
             switch field {
             case .title: title
             case .artist: artist
             case .album: album
-            case .kind: kind
-            }
-        }
-    }
-
-    private static let container = FoldedText("container")
-    private static let music = FoldedText("music")
-    private static let audio = FoldedText("audio")
-
-    private func text(of location: Location) -> RowText {
-        switch location {
-        case .artist(let index):
-            let artist = model.artists[index]
-            return RowText(title: artist.folded, artist: artist.folded, album: nil, kind: Self.container)
-        case .album(let index):
-            let album = model.albums[index]
-            return RowText(
-                title: album.foldedTitle, artist: model.artists[album.artist].folded, album: album.foldedTitle,
-                kind: Self.container)
-        case .albumTrack(let album, let position): return text(ofTrack: model.albums[album].tracks[position])
-        case .tracksTabTrack(let position): return text(ofTrack: model.tracksByTitle[position])
-        case .folderTrack(let folder, let position): return text(ofTrack: model.folders[folder].tracks[position])
-        case .playlist(let index):
-            return RowText(title: model.playlists[index].folded, kind: Self.container)
-        case .playlistEntry(let playlist, let position):
-            switch model.playlists[playlist].entries[position].kind {
-            case .track(let track): return text(ofTrack: track)
-            case .stream(_, _, let folded): return RowText(title: folded, kind: Self.audio)
-            }
-        case .folder(let index) where index != 0:
-            return RowText(title: model.folders[index].folded, kind: Self.container)
-        case .root, .informative, .tab, .folder:
-            // Never searched (the root's children are not among results); made from the item.
-            let item = makeItem(location)
-            return RowText(
-                title: item.title.map(FoldedText.init), artist: item.media?.artist.map(FoldedText.init),
-                album: item.media?.album.map(FoldedText.init), kind: FoldedText(item.kind))
-        }
-    }
-
-    private func text(ofTrack index: Int) -> RowText {
-        let place = model.places[index]
-        return RowText(title: place.title, artist: place.artist, album: place.album, kind: Self.music)
-    }
-
-    private func evaluate(_ query: CompiledQuery, _ location: Location, _ text: RowText, _ item: inout ContentItem?)
-        -> Bool
-    {
-        switch query {
-        case .all: return true
-        case .and(let left, let right):
-            return evaluate(left, location, text, &item) && evaluate(right, location, text, &item)
-        case .or(let left, let right):
-            return evaluate(left, location, text, &item) || evaluate(right, location, text, &item)
-        case .exists(let field, let present): return (text[field] != nil) == present
-        case .compare(let field, let comparison, let value):
-            guard let actual = text[field] else { return comparison == .notEqual || comparison == .doesNotContain }
-            return Self.holds(comparison, actual, value)
-        case .other(let query):
-            if item == nil { item = makeItem(location) }
-            return query.matches(item!)
-        }
-    }
-
-    /// ``ContentComparison`` on folded text, as ``ContentQuery/matches(_:)`` applies it to a
-    /// text (not numeric) field.
-    private static func holds(_ comparison: ContentComparison, _ actual: FoldedText, _ expected: FoldedText) -> Bool {
-        switch comparison {
-        case .contains: return contains(actual, expected)
-        case .doesNotContain: return !contains(actual, expected)
-        case .derivedFrom: return actual.text == expected.text || actual.text.hasPrefix(expected.text + ".")
-        case .equal: return actual.text == expected.text
-        case .notEqual: return actual.text != expected.text
-        case .less: return actual.text < expected.text
-        case .lessOrEqual: return actual.text <= expected.text
-        case .greater: return actual.text > expected.text
-        case .greaterOrEqual: return actual.text >= expected.text
-        }
-    }
-
-    /// Whether `text` contains `part`: bytes compared when both are ASCII and `part` is not
-    /// empty (the same answer, about ten times faster), characters otherwise.
-    private static func contains(_ text: FoldedText, _ part: FoldedText) -> Bool {
-        guard text.isASCII, part.isASCII, !part.text.isEmpty else { return text.text.contains(part.text) }
-        var haystack = text.text
-        var needle = part.text
-        return haystack.withUTF8 { haystack in
-            needle.withUTF8 { needle in
-                guard needle.count <= haystack.count, let text = haystack.baseAddress, let part = needle.baseAddress
-                else { return false }
-                let first = part.pointee
-                for start in 0...(haystack.count - needle.count)
-                where text[start] == first && memcmp(text + start, part, needle.count) == 0 {
-                    return true
-                }
-                return false
             }
         }
     }
 }
 
-/// A ``ContentQuery`` with its text folded once, and the conditions the model answers itself
-/// told from those that need the row's item.
-private indirect enum CompiledQuery {
-    enum TextField { case title, artist, album, kind }
+/// A search text, folded as the model's texts are.
+private struct Needle {
+    /// Lowercased.
+    let text: String
+    /// Lowercased, in normalization form C.
+    let utf8: [UInt8]
+    let comparesAsBytes: Bool
+    /// Whether its first scalar starts a character after an ASCII character (it is not a
+    /// combining mark, say).
+    let startsCharacterAfterASCII: Bool
+    /// Whether its last scalar ends a character before an ASCII character other than LF (it
+    /// is not a prepended mark).
+    let endsCharacterBeforeASCII: Bool
 
-    case all
-    case and(CompiledQuery, CompiledQuery)
-    case or(CompiledQuery, CompiledQuery)
-    case compare(TextField, ContentComparison, FoldedText)
-    case exists(TextField, Bool)
-    /// Asked of the row's item.
-    case other(ContentQuery)
+    init(_ value: String) {
+        text = value.lowercased()
+        utf8 = FoldedTextTable.foldedUTF8(value)
+        comparesAsBytes = FoldedTextTable.comparesAsBytes(utf8)
+        let characters = text.count
+        startsCharacterAfterASCII = ("a" + text).count == characters + 1
+        endsCharacterBeforeASCII = (text + "a").count == characters + 1
+    }
+}
+
+/// A ``ContentQuery`` as a flat list of nodes, its texts folded once, the conditions the model
+/// answers itself told from those that need the row's item.
+private struct CompiledQuery {
+    enum TextField { case title, artist, album }
+    enum Kind: Int { case container, music, audio }
+
+    enum Node {
+        case all
+        case and(Int, Int)
+        case or(Int, Int)
+        /// A text field compared with ``CompiledQuery/needles``[needle]; `condition` numbers it
+        /// among the query's text comparisons.
+        case compare(TextField, ContentComparison, needle: Int, condition: Int)
+        case exists(TextField, Bool)
+        /// The answer for each ``Kind``, worked out once.
+        case kind([Bool])
+        /// Asked of the row's item.
+        case other(Int)
+    }
+
+    private(set) var nodes: [Node] = []
+    private(set) var needles: [Needle] = []
+    private(set) var others: [ContentQuery] = []
+    private(set) var conditionCount = 0
+    private(set) var root = 0
 
     init(_ query: ContentQuery) {
+        root = add(query)
+    }
+
+    private mutating func add(_ query: ContentQuery) -> Int {
+        let node: Node
         switch query {
-        case .all: self = .all
-        case .and(let left, let right): self = .and(CompiledQuery(left), CompiledQuery(right))
-        case .or(let left, let right): self = .or(CompiledQuery(left), CompiledQuery(right))
+        case .all: node = .all
+        case .and(let left, let right): node = .and(add(left), add(right))
+        case .or(let left, let right): node = .or(add(left), add(right))
+        case .compare(.kind, let comparison, let value):
+            let value = value.lowercased()
+            node = .kind(["container", "music", "audio"].map { Self.holds(comparison, $0, value) })
+        case .exists(.kind, let present):
+            node = .kind([present, present, present])
         case .compare(let field, let comparison, let value):
             if let field = Self.textField(field) {
-                self = .compare(field, comparison, FoldedText(value))
+                needles.append(Needle(value))
+                node = .compare(field, comparison, needle: needles.count - 1, condition: conditionCount)
+                conditionCount += 1
             } else {
-                self = .other(query)
+                others.append(query)
+                node = .other(others.count - 1)
             }
         case .exists(let field, let present):
-            if let field = Self.textField(field) { self = .exists(field, present) } else { self = .other(query) }
+            if let field = Self.textField(field) {
+                node = .exists(field, present)
+            } else {
+                others.append(query)
+                node = .other(others.count - 1)
+            }
         }
+        nodes.append(node)
+        return nodes.count - 1
     }
 
     private static func textField(_ field: ContentField) -> TextField? {
@@ -206,8 +342,23 @@ private indirect enum CompiledQuery {
         case .title: .title
         case .artist: .artist
         case .album: .album
-        case .kind: .kind
         default: nil
+        }
+    }
+
+    /// ``ContentComparison`` of folded texts, as ``ContentQuery/matches(_:)`` applies it to a
+    /// text (not numeric) field.
+    static func holds(_ comparison: ContentComparison, _ actual: String, _ expected: String) -> Bool {
+        switch comparison {
+        case .contains: actual.contains(expected)
+        case .doesNotContain: !actual.contains(expected)
+        case .derivedFrom: actual == expected || actual.hasPrefix(expected + ".")
+        case .equal: actual == expected
+        case .notEqual: actual != expected
+        case .less: actual < expected
+        case .lessOrEqual: actual <= expected
+        case .greater: actual > expected
+        case .greaterOrEqual: actual >= expected
         }
     }
 }

@@ -67,13 +67,18 @@ extension LibraryContent {
         let informative = Self.showsInformative(model, status)
         guard let location = Location(indexPath, in: model, showingInformative: informative) else { return nil }
         func tracks(_ indices: some Sequence<Int>) -> [LibraryPlayback.Entry] {
-            indices.map { .init(media: .track(model.tracks[$0]), identifier: LibraryContentModel.trackIdentifier(model.tracks[$0].id)) }
+            indices.map {
+                .init(
+                    media: .track(model.tracks[$0]),
+                    identifier: LibraryContentModel.trackIdentifier(model.tracks[$0].id))
+            }
         }
         func entries(ofPlaylist index: Int) -> [LibraryPlayback.Entry] {
             model.playlists[index].entries.map { entry in
                 switch entry.kind {
                 case .track(let track): .init(media: .track(model.tracks[track]), identifier: entry.identifier)
-                case .stream(let url, let title, _): .init(media: .stream(url, title: title), identifier: entry.identifier)
+                case .stream(let url, let title, _):
+                    .init(media: .stream(url, title: title), identifier: entry.identifier)
                 }
             }
         }
@@ -88,7 +93,8 @@ extension LibraryContent {
                 containerIdentifier: artist.identifier)
         case .album(let index):
             let album = model.albums[index]
-            playback = LibraryPlayback(entries: tracks(album.tracks), startIndex: 0, containerIdentifier: album.identifier)
+            playback = LibraryPlayback(
+                entries: tracks(album.tracks), startIndex: 0, containerIdentifier: album.identifier)
         case .albumTrack(let album, let position):
             let album = model.albums[album]
             playback = LibraryPlayback(
@@ -98,7 +104,8 @@ extension LibraryContent {
                 entries: tracks(model.tracksByTitle), startIndex: position, containerIdentifier: Tab.tracks.identifier)
         case .playlist(let index):
             playback = LibraryPlayback(
-                entries: entries(ofPlaylist: index), startIndex: 0, containerIdentifier: model.playlists[index].identifier)
+                entries: entries(ofPlaylist: index), startIndex: 0,
+                containerIdentifier: model.playlists[index].identifier)
         case .playlistEntry(let playlist, let position):
             playback = LibraryPlayback(
                 entries: entries(ofPlaylist: playlist), startIndex: position,

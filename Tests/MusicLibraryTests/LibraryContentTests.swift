@@ -1,12 +1,13 @@
+import MediaRemote
+import MusicLibrary
+import Synchronization
+import Testing
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import MediaRemote
-import MusicLibrary
-import Synchronization
-import Testing
 
 /// The library's browsable tree, from synthetic tracks and playlists (no media files).
 @Suite struct LibraryContentTests {
@@ -23,14 +24,30 @@ import Testing
     }
 
     static let tracks: [Track] = [
-        track("ABBA/Arrival/02.flac", "Dancing Queen", artists: ["ABBA"], album: "Arrival", albumArtists: ["ABBA"], number: 2, date: "1976", genres: ["Pop"]),
-        track("ABBA/Arrival/01.flac", "When I Kissed the Teacher", artists: ["ABBA"], album: "Arrival", albumArtists: ["ABBA"], number: 1, date: "1976"),
-        track("ABBA/Arrival/03.flac", "My Love, My Life", artists: ["ABBA"], album: "Arrival", albumArtists: ["ABBA"], number: 3, date: "1976"),
-        track("ABBA/Waterloo/01.flac", "Waterloo", artists: ["ABBA"], album: "Waterloo", albumArtists: ["ABBA"], number: 1, date: "1974-03-04"),
-        track("Beatles/White/2-01.flac", "Birthday", artists: ["The Beatles"], album: "The White Album", albumArtists: ["The Beatles"], number: 1, disc: 2),
-        track("Beatles/White/1-02.flac", "Dear Prudence", artists: ["The Beatles"], album: "The White Album", albumArtists: ["The Beatles"], number: 2, disc: 1),
-        track("Beatles/White/1-01.flac", "Back in the U.S.S.R.", artists: ["The Beatles"], album: "The White Album", albumArtists: ["The Beatles"], number: 1, disc: 1),
-        track("Beatles/Hits/01.flac", "Help!", artists: ["John", "Paul"], album: "Greatest Hits", albumArtists: ["The Beatles"], number: 1),
+        track(
+            "ABBA/Arrival/02.flac", "Dancing Queen", artists: ["ABBA"], album: "Arrival", albumArtists: ["ABBA"],
+            number: 2, date: "1976", genres: ["Pop"]),
+        track(
+            "ABBA/Arrival/01.flac", "When I Kissed the Teacher", artists: ["ABBA"], album: "Arrival",
+            albumArtists: ["ABBA"], number: 1, date: "1976"),
+        track(
+            "ABBA/Arrival/03.flac", "My Love, My Life", artists: ["ABBA"], album: "Arrival", albumArtists: ["ABBA"],
+            number: 3, date: "1976"),
+        track(
+            "ABBA/Waterloo/01.flac", "Waterloo", artists: ["ABBA"], album: "Waterloo", albumArtists: ["ABBA"],
+            number: 1, date: "1974-03-04"),
+        track(
+            "Beatles/White/2-01.flac", "Birthday", artists: ["The Beatles"], album: "The White Album",
+            albumArtists: ["The Beatles"], number: 1, disc: 2),
+        track(
+            "Beatles/White/1-02.flac", "Dear Prudence", artists: ["The Beatles"], album: "The White Album",
+            albumArtists: ["The Beatles"], number: 2, disc: 1),
+        track(
+            "Beatles/White/1-01.flac", "Back in the U.S.S.R.", artists: ["The Beatles"], album: "The White Album",
+            albumArtists: ["The Beatles"], number: 1, disc: 1),
+        track(
+            "Beatles/Hits/01.flac", "Help!", artists: ["John", "Paul"], album: "Greatest Hits",
+            albumArtists: ["The Beatles"], number: 1),
         track("Queen/Hits/01.flac", "Bohemian Rhapsody", artists: ["Queen"], album: "Greatest Hits", number: 1),
         track("beck/Odelay/01.flac", "Devils Haircut", artists: ["beck"], album: "Odelay", number: 1),
         track("Björk/Homogenic/01.flac", "Jóga", artists: ["Björk"], album: "Homogenic"),
@@ -77,15 +94,17 @@ import Testing
 
     /// The index path of the child of `indexPath` titled `title`.
     func child(_ title: String, of indexPath: IndexPath, in content: LibraryContent? = nil) throws -> IndexPath {
-        let index = try #require(titles(at: indexPath, in: content).firstIndex(of: title), "\(title) under \(indexPath)")
+        let index = try #require(
+            titles(at: indexPath, in: content).firstIndex(of: title), "\(title) under \(indexPath)")
         return indexPath.appending(index)
     }
 
     /// Every index path below `indexPath`, parents before their children.
-    func allIndexPaths(below indexPath: IndexPath = []) -> [IndexPath] {
-        (0..<content.numberOfChildItems(at: indexPath)).flatMap { index -> [IndexPath] in
+    func allIndexPaths(below indexPath: IndexPath = [], in content: LibraryContent? = nil) -> [IndexPath] {
+        let content = content ?? self.content
+        return (0..<content.numberOfChildItems(at: indexPath)).flatMap { index -> [IndexPath] in
             let path = indexPath.appending(index)
-            return [path] + allIndexPaths(below: path)
+            return [path] + allIndexPaths(below: path, in: content)
         }
     }
 
@@ -167,20 +186,29 @@ import Testing
         #expect(titles(at: [0]) == ["ABBA", "beck", "Björk", "Queen", "Solo", "The Beatles", "Unknown Artist"])
         // An artist's albums by date, then title; an album's tracks by disc, number, title.
         #expect(try titles(at: child("ABBA", of: [0])) == ["Waterloo", "Arrival"])
-        #expect(try titles(at: child("Arrival", of: child("ABBA", of: [0]))) == ["When I Kissed the Teacher", "Dancing Queen", "My Love, My Life"])
-        #expect(try titles(at: child("The White Album", of: [1])) == ["Back in the U.S.S.R.", "Dear Prudence", "Birthday"])
-        #expect(titles(at: [1]) == [
-            "Arrival", "Greatest Hits", "Greatest Hits", "Homogenic", "Odelay", "The White Album", "Unknown Album",
-            "Unknown Album", "Waterloo",
-        ])
-        #expect(titles(at: [2]) == [
-            "Alone", "Back in the U.S.S.R.", "Birthday", "Bohemian Rhapsody", "Dancing Queen", "Dear Prudence",
-            "Devils Haircut", "Help!", "Jóga", "loose", "My Love, My Life", "Waterloo", "When I Kissed the Teacher",
-        ])
+        #expect(
+            try titles(at: child("Arrival", of: child("ABBA", of: [0]))) == [
+                "When I Kissed the Teacher", "Dancing Queen", "My Love, My Life",
+            ])
+        #expect(
+            try titles(at: child("The White Album", of: [1])) == ["Back in the U.S.S.R.", "Dear Prudence", "Birthday"])
+        #expect(
+            titles(at: [1]) == [
+                "Arrival", "Greatest Hits", "Greatest Hits", "Homogenic", "Odelay", "The White Album", "Unknown Album",
+                "Unknown Album", "Waterloo",
+            ])
+        #expect(
+            titles(at: [2]) == [
+                "Alone", "Back in the U.S.S.R.", "Birthday", "Bohemian Rhapsody", "Dancing Queen", "Dear Prudence",
+                "Devils Haircut", "Help!", "Jóga", "loose", "My Love, My Life", "Waterloo", "When I Kissed the Teacher",
+            ])
         #expect(titles(at: [3]) == ["ambient", "Road Trip"])
         // Folders: subfolders first, by name; then tracks, by file name.
         #expect(try titles(at: child("Beatles", of: [4])) == ["Hits", "White"])
-        #expect(try titles(at: child("White", of: child("Beatles", of: [4]))) == ["Back in the U.S.S.R.", "Dear Prudence", "Birthday"])
+        #expect(
+            try titles(at: child("White", of: child("Beatles", of: [4]))) == [
+                "Back in the U.S.S.R.", "Dear Prudence", "Birthday",
+            ])
         #expect(titles(at: [4]).last == "loose")
         let whiteFolder = try content.contentItem(at: child("White", of: child("Beatles", of: [4])))
         #expect(whiteFolder?.identifier == "folder:Beatles/White")
@@ -230,7 +258,8 @@ import Testing
         // Remotes see it first.
         let manager = PlayableContentManager(dataSource: content)
         let listing = try await manager.listChildren(of: [])
-        #expect(listing.entries.map(\.item.identifier) == ["status", "artists", "albums", "tracks", "playlists", "folders"])
+        #expect(
+            listing.entries.map(\.item.identifier) == ["status", "artists", "albums", "tracks", "playlists", "folders"])
 
         content.setStatus(.unavailable("Cannot read /media/usb: no such folder"))
         #expect(content.contentItem(at: [5])?.title == "Cannot read /media/usb: no such folder")
@@ -247,17 +276,25 @@ import Testing
     // MARK: Search
 
     func searchTitles(_ query: ContentQuery, in indexPath: IndexPath = []) async throws -> [String] {
-        try await content.searchContent(matching: query, in: indexPath).map { content.contentItem(at: $0)?.title ?? "<nil>" }
+        try await content.searchContent(matching: query, in: indexPath).map {
+            content.contentItem(at: $0)?.title ?? "<nil>"
+        }
     }
 
     @Test func searchAtTheRootFindsArtistsThenAlbumsThenTracksInTheirTabs() async throws {
         #expect(content.supportsSearch)
         let found = try await content.searchContent(matching: .text("queen"), in: [])
         #expect(found.map { $0[0] } == [0, 1, 2, 2])
-        #expect(found.map { content.contentItem(at: $0)?.title } == ["Queen", "Greatest Hits", "Bohemian Rhapsody", "Dancing Queen"])
+        #expect(
+            found.map { content.contentItem(at: $0)?.title } == [
+                "Queen", "Greatest Hits", "Bohemian Rhapsody", "Dancing Queen",
+            ])
         #expect(found[1] == (try child("Greatest Hits", of: [1])))
         // Case-insensitive, on the artist and album too.
-        #expect(try await searchTitles(.text("ARRIVAL")) == ["Arrival", "Dancing Queen", "My Love, My Life", "When I Kissed the Teacher"])
+        #expect(
+            try await searchTitles(.text("ARRIVAL")) == [
+                "Arrival", "Dancing Queen", "My Love, My Life", "When I Kissed the Teacher",
+            ])
         #expect(try await searchTitles(.compare(.artist, .contains, "bJöRk")) == ["Björk", "Homogenic", "Jóga"])
         #expect(try await searchTitles(.text("no such thing")) == [])
     }
@@ -276,22 +313,48 @@ import Testing
         await #expect(throws: ContentError.self) { try await content.searchContent(matching: .all, in: [7]) }
     }
 
-    /// The fast path answers as `ContentQuery.matches` does on the item, for every row.
+    /// The fast path answers as `ContentQuery.matches` does on the item, for every row, also
+    /// for text whose bytes and characters differ: a decomposed “é”, U+037E (which is “;”), CR LF.
     @Test func searchAgreesWithMatchingEachItem() async throws {
+        let content = Self.makeContent(
+            tracks: Self.tracks + [
+                Self.track("Edge/cafe.flac", "Cafe\u{301} Society", artists: ["Ame\u{301}lie"], album: "Cafe\u{301}"),
+                Self.track("Edge/why.flac", "Why\u{37E} Not", artists: ["Zoe`"], album: "Lines"),
+                Self.track("Edge/lines.flac", "Line\r\nBreak", artists: ["CR\rLF"], album: "Café"),
+                Self.track("Edge/flags.flac", "🇺🇸🇫🇷 Flags", artists: ["\u{600}12 Prepended"], album: "한국"),
+                Self.track("Edge/ring.flac", "Ring a\u{20DD}y", artists: ["Ring"]),
+            ])
         let queries: [ContentQuery] = [
-            .text("a"), .text("É"), .text("jÓ"), .text(""), .text("LOOSE"), .text("queen"), .compare(.title, .equal, "WATERLOO"),
-            .compare(.title, .less, "b"), .compare(.title, .doesNotContain, "e"), .exists(.album, false),
-            .compare(.album, .notEqual, "arrival"), .compare(.kind, .derivedFrom, "container"),
+            .text("a"), .text("É"), .text("jÓ"), .text(""), .text("LOOSE"), .text("queen"), .text("cafe"),
+            .text("café"), .text("e"), .text(";"), .text("`"), .text("\n"), .text("\r"), .text("\u{37E}"),
+            .text("\u{301}"), .text("e\u{301}"), .text("fe\u{301} s"), .text("🇸🇫"), .text("🇫🇷"), .text("12"),
+            .text("한"), .text("\r\n"), .text("\u{20DD}y"), .text("\u{600}"), .text("a\u{20DD}"),
+            .compare(.title, .equal, "WATERLOO"), .compare(.title, .less, "b"), .compare(.title, .doesNotContain, "e"),
+            .exists(.album, false), .compare(.album, .notEqual, "arrival"), .compare(.album, .greaterOrEqual, "café"),
+            .compare(.kind, .derivedFrom, "container"), .compare(.title, .derivedFrom, "help!"),
             .and(.compare(.kind, .equal, "music"), .or(.text("hits"), .compare(.trackNumber, .greater, "1"))),
             .compare(.identifier, .contains, "folder:"), .exists(.genre, true),
         ]
         for container in [IndexPath(), [0], [1], [2], [3], [4]] {
-            let candidates = container.isEmpty ? (0..<3).flatMap { tab in allIndexPaths(below: [tab]).filter { $0.count == 2 } } : allIndexPaths(below: container)
+            let candidates =
+                container.isEmpty
+                ? (0..<3).flatMap { tab in allIndexPaths(below: [tab], in: content).filter { $0.count == 2 } }
+                : allIndexPaths(below: container, in: content)
             for query in queries {
                 let expected = candidates.filter { query.matches(content.contentItem(at: $0)!) }
-                #expect(try await content.searchContent(matching: query, in: container) == expected, "\(query) in \(container)")
+                #expect(
+                    try await content.searchContent(matching: query, in: container) == expected,
+                    "\(query) in \(container)")
             }
         }
+        // The cases above do come up.
+        #expect(try await content.searchContent(matching: .text(";"), in: [2]).count == 1)
+        #expect(try await content.searchContent(matching: .text("cafe"), in: [2]).isEmpty)
+        #expect(try await content.searchContent(matching: .text("café"), in: [2]).count == 2)
+        #expect(try await content.searchContent(matching: .text("🇸🇫"), in: [2]).isEmpty)
+        #expect(try await content.searchContent(matching: .text("12"), in: [2]).isEmpty)
+        #expect(try await content.searchContent(matching: .text("\u{20DD}y"), in: [2]).isEmpty)
+        #expect(try await content.searchContent(matching: .text("\u{600}"), in: [2]).isEmpty)
     }
 
     // MARK: Playback
@@ -314,7 +377,9 @@ import Testing
         #expect(playback.nowPlayingIdentifiers(at: 1) == ["album:ABBA\u{1F}Arrival", "track:ABBA/Arrival/02.flac"])
         // The Tracks tab plays every track, by title.
         let fromTab = try #require(content.playback(forItemAt: child("Dancing Queen", of: [2])))
-        #expect(fromTab.entries.count == Self.tracks.count && fromTab.startIndex == 4 && fromTab.containerIdentifier == "tracks")
+        #expect(
+            fromTab.entries.count == Self.tracks.count && fromTab.startIndex == 4
+                && fromTab.containerIdentifier == "tracks")
     }
 
     @Test func containersPlayEverythingBeneathThemFromTheFirst() throws {
@@ -322,10 +387,16 @@ import Testing
         #expect(trackIDs(album) == ["Beatles/White/1-01.flac", "Beatles/White/1-02.flac", "Beatles/White/2-01.flac"])
         #expect(album.startIndex == 0)
         let artist = try #require(content.playback(forItemAt: child("ABBA", of: [0])))
-        #expect(trackIDs(artist) == ["ABBA/Waterloo/01.flac", "ABBA/Arrival/01.flac", "ABBA/Arrival/02.flac", "ABBA/Arrival/03.flac"])
+        #expect(
+            trackIDs(artist) == [
+                "ABBA/Waterloo/01.flac", "ABBA/Arrival/01.flac", "ABBA/Arrival/02.flac", "ABBA/Arrival/03.flac",
+            ])
         #expect(artist.containerIdentifier == "artist:ABBA")
         let beatlesFolder = try #require(content.playback(forItemAt: child("Beatles", of: [4])))
-        #expect(trackIDs(beatlesFolder) == ["Beatles/Hits/01.flac", "Beatles/White/1-01.flac", "Beatles/White/1-02.flac", "Beatles/White/2-01.flac"])
+        #expect(
+            trackIDs(beatlesFolder) == [
+                "Beatles/Hits/01.flac", "Beatles/White/1-01.flac", "Beatles/White/1-02.flac", "Beatles/White/2-01.flac",
+            ])
         #expect(beatlesFolder.containerIdentifier == "folder:Beatles")
         #expect(content.playback(forItemAt: [0]) == nil)
         #expect(content.playback(forItemAt: []) == nil)
@@ -340,7 +411,10 @@ import Testing
         #expect(stream.identifier == "stream:https://radio.example/live.mp3" && stream.media?.url == Self.stream)
 
         let playlist = try #require(content.playback(forItemAt: road))
-        #expect(trackIDs(playlist) == ["ABBA/Arrival/02.flac", Self.stream.absoluteString, "ABBA/Waterloo/01.flac", "ABBA/Arrival/02.flac"])
+        #expect(
+            trackIDs(playlist) == [
+                "ABBA/Arrival/02.flac", Self.stream.absoluteString, "ABBA/Waterloo/01.flac", "ABBA/Arrival/02.flac",
+            ])
         #expect(playlist.entries[1].media == .stream(Self.stream, title: "Radio X"))
         #expect(playlist.startIndex == 0 && playlist.containerIdentifier == "playlist:Playlists/road.m3u8")
         // The repeated entry has an identifier of its own, which the tree answers.
@@ -354,7 +428,10 @@ import Testing
 
     @Test func findsWhereATrackIsListedInAContainer() throws {
         let id = "ABBA/Arrival/02.flac"
-        let containers: [String?] = [nil, "tracks", "album:ABBA\u{1F}Arrival", "artist:ABBA", "playlist:Playlists/road.m3u8", "folder:ABBA/Arrival"]
+        let containers: [String?] = [
+            nil, "tracks", "album:ABBA\u{1F}Arrival", "artist:ABBA", "playlist:Playlists/road.m3u8",
+            "folder:ABBA/Arrival",
+        ]
         for container in containers {
             let path = try #require(content.indexPath(ofTrack: id, inContainer: container), "\(container ?? "nil")")
             #expect(content.contentItem(at: path)?.identifier == "track:" + id)
@@ -369,11 +446,19 @@ import Testing
     @Test func updateChangesWhatIsServedAndKeepsIdentifiers() throws {
         let content = Self.makeContent()
         let abbaBefore = try content.contentItem(at: child("ABBA", of: [0], in: content))
-        content.update(tracks: Self.tracks.filter { !$0.id.hasPrefix("Beatles/") } + [Self.track("New/new.flac", "Brand New", artists: ["Newcomer"], album: "Debut")], playlists: [])
-        #expect(titles(at: [0], in: content) == ["ABBA", "beck", "Björk", "Newcomer", "Queen", "Solo", "Unknown Artist"])
+        content.update(
+            tracks: Self.tracks.filter { !$0.id.hasPrefix("Beatles/") } + [
+                Self.track("New/new.flac", "Brand New", artists: ["Newcomer"], album: "Debut")
+            ], playlists: [])
+        #expect(
+            titles(at: [0], in: content) == ["ABBA", "beck", "Björk", "Newcomer", "Queen", "Solo", "Unknown Artist"])
         #expect(content.numberOfChildItems(at: [3]) == 0)
         #expect(try content.contentItem(at: child("ABBA", of: [0], in: content)) == abbaBefore)
         #expect(titles(at: [2], in: content).contains("Brand New"))
+        // A track repeating an earlier one's id is left out.
+        content.update(tracks: Self.tracks + [Self.track("loose.flac", "Loose again")], playlists: [])
+        #expect(content.numberOfChildItems(at: [2]) == Self.tracks.count)
+        #expect(!titles(at: [2], in: content).contains("Loose again"))
     }
 
     @Test func playlistsCarryTheirFileModificationTime() throws {
@@ -383,7 +468,9 @@ import Testing
         try folder.touch("mix.m3u", modifiedAt: 1_700_000_000)
         let content = LibraryContent(
             tracks: Self.tracks,
-            playlists: [Playlist(id: "mix.m3u", name: "Mix", url: folder.url("mix.m3u"), entries: [.track("loose.flac")])],
+            playlists: [
+                Playlist(id: "mix.m3u", name: "Mix", url: folder.url("mix.m3u"), entries: [.track("loose.flac")])
+            ],
             libraryName: "Music")
         let item = try #require(content.contentItem(at: [3, 0]))
         #expect(item.media?.modificationDate == Date(timeIntervalSince1970: 1_700_000_000))
@@ -398,16 +485,22 @@ import Testing
         let page = try await manager.listChildren(of: ["tracks"], offset: 2, maximum: 3)
         #expect(page.totalCount == Self.tracks.count)
         #expect(page.entries.map(\.item.title) == ["Birthday", "Bohemian Rhapsody", "Dancing Queen"])
-        #expect(page.entries.map(\.path) == [["tracks", "track:Beatles/White/2-01.flac"], ["tracks", "track:Queen/Hits/01.flac"], ["tracks", "track:ABBA/Arrival/02.flac"]])
+        #expect(
+            page.entries.map(\.path) == [
+                ["tracks", "track:Beatles/White/2-01.flac"], ["tracks", "track:Queen/Hits/01.flac"],
+                ["tracks", "track:ABBA/Arrival/02.flac"],
+            ])
 
         let album = try await manager.listChildren(of: ["artists", "artist:ABBA", "album:ABBA\u{1F}Arrival"])
         #expect(album.entries.map(\.item.title) == ["When I Kissed the Teacher", "Dancing Queen", "My Love, My Life"])
 
         let found = try await manager.search(.text("queen"))
-        #expect(found.map(\.path) == [
-            ["artists", "artist:Queen"], ["albums", "album:Queen\u{1F}Greatest Hits"], ["tracks", "track:Queen/Hits/01.flac"],
-            ["tracks", "track:ABBA/Arrival/02.flac"],
-        ])
+        #expect(
+            found.map(\.path) == [
+                ["artists", "artist:Queen"], ["albums", "album:Queen\u{1F}Greatest Hits"],
+                ["tracks", "track:Queen/Hits/01.flac"],
+                ["tracks", "track:ABBA/Arrival/02.flac"],
+            ])
         let inAlbum = try await manager.search(.text("queen"), below: ["albums", "album:ABBA\u{1F}Arrival"])
         #expect(inAlbum.map(\.item.title) == ["Dancing Queen"])
 
@@ -415,7 +508,12 @@ import Testing
         let observation = manager.observe { change in changes.withLock { $0.append(change) } }
         defer { observation.cancel() }
         manager.beginUpdates()
-        content.update(tracks: Self.tracks + [Self.track("ABBA/Arrival/04.flac", "Tiger", artists: ["ABBA"], album: "Arrival", albumArtists: ["ABBA"], number: 4, date: "1976")], playlists: Self.playlists)
+        content.update(
+            tracks: Self.tracks + [
+                Self.track(
+                    "ABBA/Arrival/04.flac", "Tiger", artists: ["ABBA"], album: "Arrival", albumArtists: ["ABBA"],
+                    number: 4, date: "1976")
+            ], playlists: Self.playlists)
         manager.endUpdates()
         let updated = changes.withLock { $0 }.flatMap { change -> [[String]] in
             if case .containersUpdated(let paths) = change { return paths } else { return [] }
