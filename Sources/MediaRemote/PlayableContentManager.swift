@@ -37,7 +37,9 @@ import Synchronization
 /// rows, and containers at ``PlayableContentManagerContext/enforcedContentTreeDepth``
 /// show no children.
 ///
-/// Thread-safe; every method may be called from any thread.
+/// Thread-safe; every method may be called from any thread. The manager never
+/// calls the data source, the delegate or an observer while holding its lock,
+/// so they may call back into it.
 public final class PlayableContentManager: Sendable {
     private struct State {
         var dataSource: (any PlayableContentDataSource)?
@@ -398,7 +400,7 @@ public final class PlayableContentManager: Sendable {
             snapshot(id)
             startLoading(id)
         }
-        return state.withLock { state in Self.entry(for: id, in: state) }
+        return withCountHints([state.withLock { state in Self.entry(for: id, in: state) }])[0]
     }
 
     /// The keys of the children a listing of the container at `path` shows
@@ -461,7 +463,9 @@ public final class PlayableContentManager: Sendable {
         if withinDepth(of: id), state.withLock({ state in state.context.depthLimit.map { state.tree[id].depth + 1 < $0 } ?? true }) {
             for child in prefetch { startLoading(child) }
         }
-        return listing
+        var hinted = listing
+        hinted.entries = withCountHints(listing.entries)
+        return hinted
     }
 
     /// The rows below the container at `path` matching `query`, as the data
@@ -501,7 +505,7 @@ public final class PlayableContentManager: Sendable {
             guard let child = state.withLock({ $0.tree.child(of: id, atSourceIndex: index) }) else { return nil }
             id = child
         }
-        return state.withLock { state in Self.entry(for: id, in: state) }
+        return withCountHints([state.withLock { state in Self.entry(for: id, in: state) }])[0]
     }
 
     /// The item with `identifier`, from the data source, or from what has
@@ -591,12 +595,8 @@ public final class PlayableContentManager: Sendable {
                 children = ContentEntry.ChildCounts(
                     childCount: all.count, itemCount: all.count - containers, containerCount: containers,
                     isComplete: node.isComplete)
-            } else if let dataSource = state.dataSource {
-                // A hint until the container is read: the data source's count, limits applied.
-                var count = max(0, dataSource.numberOfChildItems(at: state.tree.indexPath(of: id)))
-                if let limit = state.context.itemLimit { count = min(count, limit) }
-                children = ContentEntry.ChildCounts(childCount: count, itemCount: nil, containerCount: nil, isComplete: false)
             }
+            // Not read yet: `withCountHints` asks the data source, outside the lock.
         }
         let parentShowsProgress = node.parent.map { state.tree[$0].displaysProgress } ?? false
         return ContentEntry(
@@ -605,6 +605,23 @@ public final class PlayableContentManager: Sendable {
             isNowPlaying: node.item.map { state.nowPlayingSet.contains($0.identifier) } ?? false,
             isLoadingPlaceholder: false, displaysPlaybackProgress: parentShowsProgress, children: children,
             depth: node.depth)
+    }
+
+    /// Gives containers not read yet the data source's count of their children
+    /// as a hint, limits applied. Called without the lock held, so a data
+    /// source may call back into the manager.
+    private func withCountHints(_ entries: [ContentEntry]) -> [ContentEntry] {
+        guard entries.contains(where: { $0.item.isContainer && $0.children == nil }),
+            let (dataSource, limit) = state.withLock({ state in state.dataSource.map { ($0, state.context.itemLimit) } })
+        else { return entries }
+        return entries.map { entry in
+            guard entry.item.isContainer, entry.children == nil, let indexPath = entry.indexPath else { return entry }
+            var entry = entry
+            let count = max(0, dataSource.numberOfChildItems(at: indexPath))
+            entry.children = ContentEntry.ChildCounts(
+                childCount: limit.map { min(count, $0) } ?? count, itemCount: nil, containerCount: nil, isComplete: false)
+            return entry
+        }
     }
 
     private static func loadingEntry(parentPath: [String]) -> ContentEntry {
