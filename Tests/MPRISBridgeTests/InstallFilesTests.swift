@@ -18,15 +18,31 @@ import Testing
             .replacingOccurrences(of: "@BINDIR@", with: buildProductsFolder)
     }
 
-    @Test func aCallToTheNameStartsTheDaemon() async throws {
+    /// A call to each name the daemon owns, with what its answer must contain.
+    static let activations: [(name: String, call: [String], answer: String)] = [
+        ("org.mpris.MediaPlayer2.mprisbridge", identityCall, "string \"mpris-bridge\""),
+        (
+            "org.gnome.UPnP.MediaServer2.mprisbridge",
+            [
+                "--print-reply", "--dest=org.gnome.UPnP.MediaServer2.mprisbridge",
+                "/org/gnome/UPnP/MediaServer2/mprisbridge", "org.freedesktop.DBus.Properties.Get",
+                "string:org.gnome.UPnP.MediaObject2", "string:Type",
+            ],
+            "string \"container\""
+        ),
+    ]
+
+    @Test(arguments: activations.indices)
+    func aCallToTheNameStartsTheDaemon(activation: Int) async throws {
+        let (name, call, answer) = Self.activations[activation]
         let library = try await GeneratedLibrary.make(seconds: 1, formats: [.ogg])
         defer { library.remove() }
         let root = library.folder.path
         try FileManager.default.createDirectory(atPath: root + "/services", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root + "/home", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: root + "/home/Music", withDestinationPath: library.path)
-        try Self.installed("org.mpris.MediaPlayer2.mprisbridge.service")
-            .write(toFile: root + "/services/org.mpris.MediaPlayer2.mprisbridge.service", atomically: true, encoding: .utf8)
+        try Self.installed("\(name).service")
+            .write(toFile: root + "/services/\(name).service", atomically: true, encoding: .utf8)
         let configuration = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -49,9 +65,9 @@ import Testing
         environment["XDG_STATE_HOME"] = root + "/state"
         environment["XDG_CONFIG_HOME"] = root + "/config"
         try await PrivateBus.with(configuration: root + "/bus.conf", environment: environment) { bus in
-            let reply = try await bus.run("dbus-send", Self.identityCall, timeout: .seconds(20))
+            let reply = try await bus.run("dbus-send", call, timeout: .seconds(20))
             #expect(reply.succeeded, "\(reply)")
-            #expect(reply.stdout.contains("string \"mpris-bridge\""), "\(reply)")
+            #expect(reply.stdout.contains(answer), "\(reply)")
             // Stop the activated daemon by its process id, as the bus reports it, and see its name go.
             let stopped = try await bus.python(
                 """
@@ -59,7 +75,7 @@ import Testing
                 from gi.repository import GLib
                 dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
                 bus = dbus.SessionBus()
-                name = "org.mpris.MediaPlayer2.mprisbridge"
+                name = "\(name)"
                 loop = GLib.MainLoop()
                 bus.watch_name_owner(name, lambda owner: loop.quit() if owner == "" else None)
                 pid = int(bus.get_object("org.freedesktop.DBus", "/org/freedesktop/DBus").GetConnectionUnixProcessID(
