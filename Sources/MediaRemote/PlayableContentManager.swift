@@ -439,7 +439,9 @@ public final class PlayableContentManager: Sendable {
         let id = try resolve(path)
         let isContainer = state.withLock { id == ContentTree.rootID || $0.tree[id].item?.isContainer == true }
         guard isContainer else { throw .noSuchContent("\(Self.describe(path)) is not a container") }
-        guard withinDepth(of: id) else { return ContentListing(entries: [], totalCount: 0, isComplete: true) }
+        guard withinDepth(of: id), state.withLock({ $0.dataSource != nil }) else {
+            return ContentListing(entries: [], totalCount: 0, isComplete: true)
+        }
         let loaded = state.withLock { $0.tree[id].isComplete } ? true : await waitForLoad(id)
         if !loaded {
             snapshot(id)

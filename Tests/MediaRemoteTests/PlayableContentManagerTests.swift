@@ -135,6 +135,20 @@ func track(_ identifier: String) -> ContentItem { ContentItem(identifier: identi
         #expect(try manager.entry(at: ["b"]).item.title == "Bee")
     }
 
+    @Test func aNewDataSourceReplacesEverythingReadAndIsAnnouncedAsTheRootChanging() async throws {
+        let manager = PlayableContentManager()
+        #expect(try await manager.listChildren(of: []).entries.isEmpty)
+        let heard = Mutex<[ContentChange]>([])
+        let observation = manager.observe { change in heard.withLock { $0.append(change) } }
+        defer { observation.cancel() }
+        manager.dataSource = Self.source()
+        #expect(heard.withLock { $0 } == [.containersUpdated([[]])])
+        #expect(try await manager.listChildren(of: []).entries.map(\.item.identifier) == ["a", "b"])
+        manager.dataSource = CountingSource([(container("c"), [])])
+        #expect(try await manager.listChildren(of: []).entries.map(\.item.identifier) == ["c"])
+        #expect(throws: ContentError.self) { try manager.entry(at: ["a"]) }
+    }
+
     @Test func limitsCapListingsCountsAndDepth() async throws {
         let manager = PlayableContentManager(dataSource: Self.source())
         let delegate = RecordingDelegate()
