@@ -1,5 +1,5 @@
 // swift-tools-version: 6.0
-// The benchmark commands for the D-Bus layer, the MPRIS service and the daemon: run them with Scripts/benchmark.
+// The benchmark commands for the D-Bus layer, the MPRIS service, the media tree and the daemon: run them with Scripts/benchmark.
 // A separate package so that the root package's `swift build` and `swift test` never build it.
 import PackageDescription
 
@@ -38,6 +38,19 @@ let package = Package(
                 .product(name: "DBusTestSupport", package: "mpris-bridge"),
                 .product(name: "MediaRemote", package: "mpris-bridge"),
                 .product(name: "MPRIS", package: "mpris-bridge"),
+            ]
+        ),
+        // The media tree (MediaServer2): a page of 100 from a 10,000-child container, a walk of a
+        // 10,000-track LibraryContent tree, and a batch changing every title -> Updated signals.
+        .executableTarget(
+            name: "MediaTreeBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "DBus", package: "mpris-bridge"),
+                .product(name: "DBusTestSupport", package: "mpris-bridge"),
+                .product(name: "MediaRemote", package: "mpris-bridge"),
+                .product(name: "MPRIS", package: "mpris-bridge"),
+                .product(name: "MusicLibrary", package: "mpris-bridge"),
             ]
         ),
         // The mpris-bridge daemon (issue 4), its release build run as a user runs it: indexing,

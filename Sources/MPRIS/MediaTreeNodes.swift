@@ -62,7 +62,8 @@ struct MediaTreeNodes: Sendable {
     /// The identifier of the row with manager key `key`: the key without the
     /// suffix of a repeated identifier; "" for the loading row.
     static func identifier(fromKey key: String) -> String {
-        guard let separator = key.firstIndex(of: "\u{0}") else { return key }
+        // The UTF-8 view: searching Characters cost 5 % of a listing's CPU time.
+        guard let separator = key.utf8.firstIndex(of: 0) else { return key }
         return String(key[..<separator])
     }
 
