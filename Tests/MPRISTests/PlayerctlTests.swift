@@ -16,7 +16,7 @@ import Testing
 /// user would.
 @Suite(.timeLimit(.minutes(1))) struct PlayerctlTests {
     /// Runs `body` with the example serving on a private bus, its artwork cache in a temporary folder.
-    func withExample(_ body: (PrivateBus, String) async throws -> Void) async throws {
+    static func withExample(_ body: (PrivateBus, String) async throws -> Void) async throws {
         let cache = try TemporaryDirectory(prefix: "mpris-example")
         defer { cache.remove() }
         try await PrivateBus.with { bus in
@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func everyPlayerctlCommandWorks() async throws {
-        try await withExample { bus, cache in
+        try await PlayerctlTests.withExample { bus, cache in
             /// Runs `playerctl ARGUMENTS` and returns its output without the final newline.
             func playerctl(_ arguments: String...) async throws -> String {
                 let output = try await bus.run("playerctl", ["--player=mprisbridge_example"] + arguments)
@@ -104,7 +104,7 @@ import Testing
 
     /// The example's queue is its TrackList (no playerctl command reads one, so the Python client does).
     @Test func theExampleShowsAWorkingTrackList() async throws {
-        try await withExample { bus, _ in
+        try await PlayerctlTests.withExample { bus, _ in
             func client(_ operations: String...) async throws -> [String] {
                 let output = try await bus.run(
                     PrivateBus.systemPython,
@@ -143,9 +143,13 @@ import Testing
             #expect(replies[2].contains("xesam:url: https://radio.example/live"), "SetAsCurrent plays it")
         }
     }
+}
 
+/// playerctl --follow through play, pause, seek, next and stop: the position it prints is wall-clock
+/// time, so this runs alone, after the other suites (Scripts/test).
+@Suite(.timeLimit(.minutes(1))) struct PlayerctlRealTimeTests {
     @Test func followPrintsOneLinePerChange() async throws {
-        try await withExample { bus, _ in
+        try await PlayerctlTests.withExample { bus, _ in
             let follow = try bus.spawn(
                 "playerctl",
                 ["--player=mprisbridge_example", "--follow", "metadata", "--format",
