@@ -217,7 +217,9 @@ import Testing
             #expect(engine.position == nil)
             if round.isMultiple(of: 2) {
                 try await engine.play()  // the stopped item again, from its start
-                #expect(try #require(engine.position) < .milliseconds(500))
+                // Within the first half of the 2 s item: the read follows play() by however long
+                // a loaded machine takes to schedule this task (over 500 ms in one CI run).
+                #expect(try #require(engine.position) < .seconds(1))
                 await engine.stop()
             }
             try await engine.load(round.isMultiple(of: 3) ? second : first)

@@ -162,6 +162,19 @@ extension JSON {
         fputs(render() + "\n", file)
         fclose(file)
     }
+
+    /// Writes the figures to `path` and says where, or reports why not on stderr under the
+    /// benchmark's name. Returns false when writing failed (the run's exit status is then 2).
+    public func writeFigures(to path: String, benchmark: String) -> Bool {
+        do {
+            try write(to: path)
+        } catch {
+            writeError("\(benchmark): \(error)\n")
+            return false
+        }
+        print("Figures written to \(path)")
+        return true
+    }
 }
 
 /// One checked figure: a regression threshold (`gating`: exceeding it fails the run) or a goal

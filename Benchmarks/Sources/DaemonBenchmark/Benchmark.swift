@@ -914,11 +914,7 @@ final class Benchmark {
                 ("thresholds", .array(checks.map(\.json))),
                 ("totalSeconds", .number(totalSeconds)),
             ])
-            do { try json.write(to: path) } catch {
-                writeError("DaemonBenchmark: \(error)\n")
-                return 2
-            }
-            print("Figures written to \(path)")
+            guard json.writeFigures(to: path, benchmark: "DaemonBenchmark") else { return 2 }
         }
         return passed ? 0 : 1
     }

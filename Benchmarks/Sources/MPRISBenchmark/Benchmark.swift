@@ -421,11 +421,7 @@ final class Benchmark {
                 ("thresholds", .array(checks.map(\.json))),
                 ("totalSeconds", .number(totalSeconds)),
             ])
-            do { try json.write(to: path) } catch {
-                writeError("MPRISBenchmark: \(error)\n")
-                return 2
-            }
-            print("Figures written to \(path)")
+            guard json.writeFigures(to: path, benchmark: "MPRISBenchmark") else { return 2 }
         }
         return passed ? 0 : 1
     }

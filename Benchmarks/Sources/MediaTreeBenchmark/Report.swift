@@ -217,11 +217,7 @@ extension Benchmark {
                 ("thresholds", .array(checks.map(\.json))),
                 ("totalSeconds", .number(totalSeconds)),
             ])
-            do { try json.write(to: path) } catch {
-                writeError("MediaTreeBenchmark: \(error)\n")
-                return 2
-            }
-            print("Figures written to \(path)")
+            guard json.writeFigures(to: path, benchmark: "MediaTreeBenchmark") else { return 2 }
         }
         return passed ? 0 : 1
     }
