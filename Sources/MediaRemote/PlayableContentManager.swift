@@ -222,22 +222,18 @@ public final class PlayableContentManager: Sendable {
         return Task {
             var changed: [[String]] = []
             var queue = [ContentTree.rootID]
-            while !queue.isEmpty {
-                let id = queue.removeFirst()
+            var next = 0
+            while next < queue.count {
+                let id = queue[next]
+                next += 1
                 guard let (dataSource, indexPath) = state.withLock({ state -> ((any PlayableContentDataSource), IndexPath)? in
                     guard state.tree.exists(id), state.tree[id].children != nil, let source = state.dataSource else { return nil }
                     return (source, state.tree.indexPath(of: id))
                 }) else { continue }
                 try? await dataSource.beginLoadingChildItems(at: indexPath)
-                let read = Self.read(dataSource, at: indexPath)
-                let result = state.withLock { state -> ([[String]], [Int]) in
-                    var ids: Set<Int> = []
-                    state.tree.merge(read, into: id, complete: true, changed: &ids)
-                    let next = state.tree.exists(id) ? (state.tree[id].children ?? []).filter { state.tree[$0].children != nil } : []
-                    return (ids.map { state.tree.path(of: $0) }, next)
-                }
-                changed += result.0
-                queue += result.1
+                let merged = merge(Self.read(dataSource, at: indexPath), into: id, completing: true)
+                changed += merged.changed
+                queue += merged.readChildren
             }
             announce(Self.unique(changed))
         }
@@ -247,21 +243,32 @@ public final class PlayableContentManager: Sendable {
         guard let dataSource = state.withLock({ $0.dataSource }) else { return [] }
         var changed: [[String]] = []
         var queue = state.withLock { state in [ContentTree.rootID].filter { state.tree[$0].children != nil } }
-        while !queue.isEmpty {
-            let id = queue.removeFirst()
+        var next = 0
+        while next < queue.count {
+            let id = queue[next]
+            next += 1
             guard let indexPath = state.withLock({ $0.tree.exists(id) ? $0.tree.indexPath(of: id) : nil }) else { continue }
-            let read = Self.read(dataSource, at: indexPath)
-            let (paths, next) = state.withLock { state -> ([[String]], [Int]) in
-                var ids: Set<Int> = []
-                let complete = state.tree[id].isComplete
-                state.tree.merge(read, into: id, complete: complete, changed: &ids)
-                let next = (state.tree[id].children ?? []).filter { state.tree[$0].children != nil }
-                return (ids.map { state.tree.path(of: $0) }, next)
-            }
-            changed += paths
-            queue += next
+            let merged = merge(Self.read(dataSource, at: indexPath), into: id, completing: false)
+            changed += merged.changed
+            queue += merged.readChildren
         }
         return changed
+    }
+
+    /// Merges what the data source said about container `id` (complete if
+    /// `completing`, else as complete as it was), for a reload or a batch.
+    /// Returns the paths of the containers that changed and the child
+    /// containers read before, which must be visited next.
+    private func merge(_ read: ContentTree.ContainerRead, into id: Int, completing: Bool)
+        -> (changed: [[String]], readChildren: [Int])
+    {
+        state.withLock { state in
+            guard state.tree.exists(id) else { return ([], []) }
+            var ids: Set<Int> = []
+            state.tree.merge(read, into: id, complete: completing || state.tree[id].isComplete, changed: &ids)
+            let readChildren = (state.tree[id].children ?? []).filter { state.tree[$0].children != nil }
+            return (ids.map { state.tree.path(of: $0) }, readChildren)
+        }
     }
 
     private static func unique(_ paths: [[String]]) -> [[String]] {
