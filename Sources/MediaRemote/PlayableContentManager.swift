@@ -395,10 +395,10 @@ public final class PlayableContentManager: Sendable {
     public func entry(at path: [String]) throws(ContentError) -> ContentEntry {
         if let last = path.last, last == ContentTree.loadingKey {
             let parent = try resolve(Array(path.dropLast()))
-            guard let placeholder = state.withLock({ state in
-                state.loads[parent] != nil || !state.tree[parent].isComplete ? Self.loadingEntry(parentPath: Array(path.dropLast())) : nil
-            }) else { throw .noSuchContent(Self.describe(path)) }
-            return placeholder
+            // It exists exactly when a listing of the parent shows it.
+            guard state.withLock({ state in state.tree.exists(parent) && Self.rows(of: parent, in: state, kind: .all).hasLoadingRow })
+            else { throw .noSuchContent(Self.describe(path)) }
+            return Self.loadingEntry(parentPath: Array(path.dropLast()))
         }
         let id = try resolve(path)
         if id != ContentTree.rootID, state.withLock({ $0.tree[id].item?.isContainer == true && $0.tree[id].children == nil }),
