@@ -270,21 +270,13 @@ public final class Interface: Sendable {
             return (changed, invalidated, state.attachments)
         }
         guard !changed.isEmpty || !invalidated.isEmpty, !attachments.isEmpty else { return }
-        let entries = changed.compactMap { name -> DBusValue.DictionaryEntry? in
-            guard let value = currentValue(MemberName(trusted: name)) else { return nil }
-            return .init(.string(name), .variant(Variant(value)))
+        let values = changed.compactMap { name -> (name: String, value: DBusValue)? in
+            currentValue(MemberName(trusted: name)).map { (name, $0) }
         }
-        let body: [DBusValue] = [
-            .string(self.name.rawValue),
-            .dictionary(key: .string, value: .variant, entries),
-            .array(.string, invalidated.map(DBusValue.string)),
-        ]
         for attachment in attachments {
             // The body holds values of declared types; a NUL in a string is the only way it can fail.
             try? attachment.core?.send(
-                .signal(
-                    path: attachment.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-                    body: body))
+                .propertiesChanged(path: attachment.path, interface: name, changed: values, invalidated: invalidated))
         }
     }
 

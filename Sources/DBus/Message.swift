@@ -46,6 +46,22 @@ public struct Message: Sendable {
             errorName: nil, sender: nil, destination: destination?.rawValue, expectsReply: false, body: body)
     }
 
+    /// `org.freedesktop.DBus.Properties.PropertiesChanged` from `path`: the new
+    /// values of `changed` properties of `interface`, and the names of the `invalidated` ones.
+    public static func propertiesChanged(
+        path: ObjectPath, interface: InterfaceName, changed: [(name: String, value: DBusValue)],
+        invalidated: [String] = []
+    ) -> Message {
+        .signal(
+            path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            body: [
+                .string(interface.rawValue),
+                .dictionary(
+                    key: .string, value: .variant, changed.map { .init(.string($0.name), .variant(Variant($0.value))) }),
+                .array(.string, invalidated.map(DBusValue.string)),
+            ])
+    }
+
     /// The body read as typed values; throws `InvalidArgs` if the types differ.
     public func decode<each T: DBusRepresentable>(as types: repeat (each T).Type) throws -> (repeat each T) {
         let expected = dbusTypes(repeat each types)

@@ -53,7 +53,8 @@ extension Connection {
     ///     for introspection. Names that are not valid path elements are skipped.
     ///   - object: the interfaces of the object at a path, or nil if there is no object there.
     ///     Properties changes of these interfaces are not announced automatically
-    ///     (the objects are virtual); emit signals with ``Connection/emitSignal(path:interface:member:body:destination:)``.
+    ///     (the objects are virtual); send ``Message/propertiesChanged(path:interface:changed:invalidated:)``
+    ///     with ``Connection/send(_:)``, and other signals with ``Connection/emitSignal(path:interface:member:body:destination:)``.
     ///
     /// Both run on the connection's queue for every call into the subtree: they
     /// must be quick and must not block. Objects exported with ``export(_:at:ordering:)-([Interface],_,_)``

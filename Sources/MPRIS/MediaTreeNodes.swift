@@ -153,12 +153,12 @@ struct MediaTreeNodes: Sendable {
         return item.media?.mimeType.map { $0.hasPrefix("video/") ? "video" : "music" } ?? "music"
     }
 
-    static func contextProperties(_ context: PlayableContentManagerContext) -> [DBusValue.DictionaryEntry] {
+    static func contextProperties(_ context: PlayableContentManagerContext) -> [(name: String, value: DBusValue)] {
         [
-            .init(.string("EndpointAvailable"), .variant(Variant(.boolean(context.endpointAvailable)))),
-            .init(.string("ContentLimitsEnforced"), .variant(Variant(.boolean(context.contentLimitsEnforced)))),
-            .init(.string("EnforcedItemCount"), .variant(Variant(.uint32(UInt32(clamping: context.enforcedContentItemsCount))))),
-            .init(.string("EnforcedTreeDepth"), .variant(Variant(.uint32(UInt32(clamping: context.enforcedContentTreeDepth))))),
+            ("EndpointAvailable", .boolean(context.endpointAvailable)),
+            ("ContentLimitsEnforced", .boolean(context.contentLimitsEnforced)),
+            ("EnforcedItemCount", .uint32(UInt32(clamping: context.enforcedContentItemsCount))),
+            ("EnforcedTreeDepth", .uint32(UInt32(clamping: context.enforcedContentTreeDepth))),
         ]
     }
 
@@ -297,7 +297,7 @@ struct MediaTreeNodes: Sendable {
         }
         root.method("PrepareQueue", arguments: ["Items"]) { (items: [ObjectPath]) async throws in
             let paths = try items.map { item throws(DBusError) -> [String] in
-                guard let path = nodesPath(item) else {
+                guard let path = contentPath(for: item) else {
                     throw DBusError(CommandError.noSuchContent, "'\(item)' is not a node of this media tree")
                 }
                 return path
@@ -308,8 +308,6 @@ struct MediaTreeNodes: Sendable {
         }
         return root
     }
-
-    private func nodesPath(_ objectPath: ObjectPath) -> [String]? { contentPath(for: objectPath) }
 
     private func dictionaries(_ entries: [ContentEntry], filter: Filter) -> DBusValue {
         .array(

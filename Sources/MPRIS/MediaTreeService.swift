@@ -119,28 +119,17 @@ public final class MediaTreeService: Sendable {
             let playing = Set(content.nowPlayingIdentifiers)
             for path in paths {
                 guard let identifier = path.last.map(MediaTreeNodes.identifier(fromKey:)) else { continue }
-                try? connection.emitSignal(
-                    path: nodes.objectPath(for: path), interface: .propertiesInterface, member: "PropertiesChanged",
-                    body: [
-                        .string(MediaTreeNodes.node.rawValue),
-                        .dictionary(
-                            key: .string, value: .variant,
-                            [.init(.string("NowPlaying"), .variant(Variant(.boolean(playing.contains(identifier)))))]),
-                        .array(.string, []),
-                    ])
+                try? connection.send(
+                    .propertiesChanged(
+                        path: nodes.objectPath(for: path), interface: MediaTreeNodes.node,
+                        changed: [("NowPlaying", .boolean(playing.contains(identifier)))]))
             }
         case .contextChanged(let context):
-            try? connection.emitSignal(
-                path: rootPath, interface: .propertiesInterface, member: "PropertiesChanged",
-                body: [
-                    .string(MediaTreeNodes.root.rawValue),
-                    .dictionary(key: .string, value: .variant, MediaTreeNodes.contextProperties(context)),
-                    .array(.string, []),
-                ])
+            try? connection.send(
+                .propertiesChanged(
+                    path: rootPath, interface: MediaTreeNodes.root,
+                    changed: MediaTreeNodes.contextProperties(context)))
         }
     }
 }
 
-extension InterfaceName {
-    static let propertiesInterface: InterfaceName = "org.freedesktop.DBus.Properties"
-}
