@@ -197,6 +197,22 @@ import Testing
         }
     }
 
+    @Test func theHeadUnitsContextIsAnnouncedOnTheRootOncePerChange() async throws {
+        try await withMediaTree { tree in
+            let watcher = try await Self.watch(tree)
+            defer { watcher.kill() }
+            tree.manager.updateContext { $0.contentLimitsEnforced = true }
+            tree.manager.updateContext { $0.contentLimitsEnforced = true }
+            tree.manager.updateContext { $0.enforcedContentItemsCount = 12 }
+            let lines = try await Self.lines(of: watcher) { $0.contains("EnforcedItemCount=12") }
+            #expect(
+                lines == [
+                    "changed  root ContentLimitsEnforced=true,EndpointAvailable=false,EnforcedItemCount=100,EnforcedTreeDepth=5",
+                    "changed  root ContentLimitsEnforced=true,EndpointAvailable=false,EnforcedItemCount=12,EnforcedTreeDepth=5",
+                ])
+        }
+    }
+
     @Test func aStormOfTenThousandItemChangesInOneBatchIsOneUpdated() async throws {
         let tree = [TestNode.container("music", "Music", playable: false, (1...1).map { album in
             .container("album:\(album)", "Big", (1...10_000).map { .track("t\($0)", "Song \($0)") })
