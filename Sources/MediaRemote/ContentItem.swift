@@ -26,7 +26,7 @@ public struct ContentItem: Sendable, Equatable, Identifiable {
     /// (finished); `nil` when unknown or not meaningful. Shown only in
     /// containers whose data source says ``PlayableContentDataSource/childItemsDisplayPlaybackProgress(at:)``.
     public var playbackProgress: Double? {
-        didSet { playbackProgress = playbackProgress.flatMap { $0.isFinite ? min(max($0, 0), 1) : nil } }
+        didSet { playbackProgress = Self.clamped(playbackProgress) }
     }
     /// A live stream: no length, no seeking.
     public var isStreamingContent: Bool
@@ -60,12 +60,17 @@ public struct ContentItem: Sendable, Equatable, Identifiable {
         self.title = title
         self.subtitle = subtitle
         self.artwork = artwork
-        self.playbackProgress = playbackProgress.flatMap { $0.isFinite ? min(max($0, 0), 1) : nil }
+        self.playbackProgress = Self.clamped(playbackProgress)
         self.isStreamingContent = isStreamingContent
         self.isExplicitContent = isExplicitContent
         self.isContainer = isContainer
         self.isPlayable = isPlayable
         self.media = media
+    }
+
+    /// A progress within 0…1; none for NaN or an infinity.
+    private static func clamped(_ progress: Double?) -> Double? {
+        progress.flatMap { $0.isFinite ? min(max($0, 0), 1) : nil }
     }
 
     /// The informative row an app shows first when it cannot serve content
