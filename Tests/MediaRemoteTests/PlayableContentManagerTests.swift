@@ -192,6 +192,18 @@ func track(_ identifier: String) -> ContentItem { ContentItem(identifier: identi
         #expect(try manager.entry(at: ["a", "x\u{0}3"]).indexPath == [0, 2])
     }
 
+    @Test func playbackProgressStaysWithinZeroAndOneAndNaNIsNone() {
+        var item = ContentItem(identifier: "e", playbackProgress: .nan)
+        #expect(item.playbackProgress == nil)
+        item.playbackProgress = 1.5
+        #expect(item.playbackProgress == 1)
+        item.playbackProgress = -.infinity
+        #expect(item.playbackProgress == nil)
+        item.playbackProgress = -0.25
+        #expect(item.playbackProgress == 0)
+        #expect(ContentItem(identifier: "e", playbackProgress: 0.4).playbackProgress == 0.4)
+    }
+
     @Test func queriesMatchFieldsIgnoringCase() {
         let item = ContentItem(
             identifier: "t", title: "Dancing Queen", isPlayable: true,
