@@ -74,6 +74,44 @@ public enum System {
     }
 }
 
+/// A process's memory as `/proc/PID/status` gives it, in kB.
+public struct ResidentMemory: Sendable {
+    /// Resident now (`VmRSS`).
+    public var resident = 0
+    /// The peak resident set (`VmHWM`).
+    public var peak = 0
+    /// Anonymous memory (heap, stacks, `mmap` without a file): `RssAnon`.
+    public var anonymous = 0
+    /// Pages of mapped files (code and data of the executable and its libraries): `RssFile`.
+    public var file = 0
+    public var threads = 0
+
+    /// Reads it now; nil if the process is gone.
+    public init?(pid: Int32) {
+        guard let text = readWholeFile("/proc/\(pid)/status") else { return nil }
+        for line in text.split(separator: "\n") {
+            let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ":" })
+            guard parts.count >= 2, let value = Int(parts[1]) else { continue }
+            switch parts[0] {
+            case "VmRSS": resident = value
+            case "VmHWM": peak = value
+            case "RssAnon": anonymous = value
+            case "RssFile": file = value
+            case "Threads": threads = value
+            default: break
+            }
+        }
+    }
+
+    /// The four sizes, for a report's JSON.
+    public var json: JSON {
+        .object([
+            ("vmRSSKilobytes", .integer(resident)), ("vmHWMKilobytes", .integer(peak)),
+            ("rssAnonKilobytes", .integer(anonymous)), ("rssFileKilobytes", .integer(file)),
+        ])
+    }
+}
+
 /// The whole of a (possibly large, possibly `/proc`) file, nil if it cannot be opened.
 public func readWholeFile(_ path: String) -> String? {
     let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -7,7 +7,7 @@ import Glibc
 struct ProcessProbe: Sendable {
     let pid: Int32
 
-    /// Resident memory from `/proc/PID/status`, in kB.
+    /// Resident memory from `/proc/PID/status` (``ResidentMemory``) and `smaps_rollup`, in kB.
     struct Memory: Sendable {
         /// Resident now (`VmRSS`).
         var resident = 0
@@ -62,20 +62,10 @@ struct ProcessProbe: Sendable {
 
     /// Resident memory now, nil if the process is gone.
     func memory() -> Memory? {
-        guard let text = readWholeFile("/proc/\(pid)/status") else { return nil }
-        var memory = Memory()
-        for line in text.split(separator: "\n") {
-            let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ":" })
-            guard parts.count >= 2, let value = Int(parts[1]) else { continue }
-            switch parts[0] {
-            case "VmRSS": memory.resident = value
-            case "VmHWM": memory.peak = value
-            case "RssAnon": memory.anonymous = value
-            case "RssFile": memory.file = value
-            case "Threads": memory.threads = value
-            default: break
-            }
-        }
+        guard let status = ResidentMemory(pid: pid) else { return nil }
+        var memory = Memory(
+            resident: status.resident, peak: status.peak, anonymous: status.anonymous, file: status.file,
+            threads: status.threads)
         for line in (readWholeFile("/proc/\(pid)/smaps_rollup") ?? "").split(separator: "\n") {
             let parts = line.split(whereSeparator: { $0 == " " || $0 == ":" })
             guard parts.count >= 2, let value = Int(parts[1]) else { continue }

@@ -121,37 +121,7 @@ struct StormFigures {
     var announcedDistinct = 0
     var cpu = CPUFigures(client: 0, service: 0, daemon: 0)
     /// The server's memory after the storm.
-    var memory: ServerMemory?
-}
-
-/// Resident memory of the server from `/proc/PID/status`, in kB.
-struct ServerMemory {
-    var resident = 0
-    var peak = 0
-    var anonymous = 0
-    var file = 0
-
-    init?(pid: Int32) {
-        guard let text = readWholeFile("/proc/\(pid)/status") else { return nil }
-        for line in text.split(separator: "\n") {
-            let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ":" })
-            guard parts.count >= 2, let value = Int(parts[1]) else { continue }
-            switch parts[0] {
-            case "VmRSS": resident = value
-            case "VmHWM": peak = value
-            case "RssAnon": anonymous = value
-            case "RssFile": file = value
-            default: break
-            }
-        }
-    }
-
-    var json: JSON {
-        .object([
-            ("vmRSSKilobytes", .integer(resident)), ("vmHWMKilobytes", .integer(peak)),
-            ("rssAnonKilobytes", .integer(anonymous)), ("rssFileKilobytes", .integer(file)),
-        ])
-    }
+    var memory: ResidentMemory?
 }
 
 /// Parts 2 and 3, against one fresh server.
@@ -165,7 +135,7 @@ struct TreeFigures {
     /// `Updated` signals received during the walks (none expected: nothing changed).
     var signalsDuringWalks = 0
     /// The server's memory: ready, after the cold walk, after the warm walks, after the storms.
-    var memory: [(String, ServerMemory)] = []
+    var memory: [(String, ResidentMemory)] = []
 }
 
 /// SplitMix64: reproducible offsets without Foundation.
@@ -332,7 +302,7 @@ final class Benchmark {
         defer { client.close() }
         var figures = TreeFigures()
         func noteMemory(_ label: String) throws {
-            guard let memory = ServerMemory(pid: service.pid) else {
+            guard let memory = ResidentMemory(pid: service.pid) else {
                 throw BenchmarkFailure(description: "cannot read /proc/\(service.pid)/status: the server is gone")
             }
             figures.memory.append((label, memory))
@@ -471,7 +441,7 @@ final class Benchmark {
         figures.endUpdatesNanoseconds = endUpdates
         figures.announcedPaths = Int(announced)
         figures.announcedDistinct = Int(distinct)
-        figures.memory = ServerMemory(pid: service.pid)
+        figures.memory = ResidentMemory(pid: service.pid)
         return figures
     }
 }
