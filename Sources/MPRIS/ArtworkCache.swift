@@ -1,4 +1,5 @@
 import Digest
+import MediaRemote
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -83,6 +84,16 @@ final class ArtworkCache: Sendable {
         }
         let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? passwordDatabaseHome() ?? "/"
         return trimmed(home) + "/.cache/mpris-bridge/artwork"
+    }
+
+    /// Where remotes find `artwork`: its own URL, or a `file://` URL of the
+    /// bytes stored here. Bytes the cache refuses (not an image, too large,
+    /// disk full) give no URL.
+    func url(for artwork: MediaItemArtwork) -> URL? {
+        switch artwork {
+        case .url(let url): url
+        case .imageData(let data): try? fileURL(for: data)
+        }
     }
 
     /// The file URL of `image` in the cache, writing it first if it is not there.

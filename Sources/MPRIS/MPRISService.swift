@@ -131,13 +131,13 @@ public final class MPRISService: Sendable {
         trackList =
             configuration.hasTrackList
             ? TrackListInterface(
-                commands: commands, nowPlaying: nowPlaying, artURL: { Self.artURL(for: $0, cache: artwork) })
+                commands: commands, nowPlaying: nowPlaying, artURL: { artwork.url(for: $0) })
             : nil
         playlists =
             if let content, !configuration.playlistLocations.isEmpty {
                 PlaylistsInterface(
                     content: content, locations: configuration.playlistLocations,
-                    artURL: { Self.artURL(for: $0, cache: artwork) })
+                    artURL: { artwork.url(for: $0) })
             } else {
                 nil
             }
@@ -227,15 +227,7 @@ public final class MPRISService: Sendable {
     }
 
     private func artURL(for artwork: MediaItemArtwork) -> URL? {
-        Self.artURL(for: artwork, cache: self.artwork)
-    }
-
-    private static func artURL(for artwork: MediaItemArtwork, cache: ArtworkCache) -> URL? {
-        switch artwork {
-        case .url(let url): url
-        // Bytes the cache refuses (not an image, too large, disk full) simply give no artUrl.
-        case .imageData(let data): try? cache.fileURL(for: data)
-        }
+        self.artwork.url(for: artwork)
     }
 
     static func environment(_ names: [String]) -> [String: String] {

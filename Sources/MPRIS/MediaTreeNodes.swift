@@ -140,11 +140,7 @@ struct MediaTreeNodes: Sendable {
     }
 
     private func artURL(_ image: MediaItemArtwork?) -> String {
-        switch image {
-        case nil: ""
-        case .url(let url)?: url.absoluteString
-        case .imageData(let data)?: (try? artwork.fileURL(for: data).absoluteString) ?? ""
-        }
+        image.flatMap(artwork.url(for:))?.absoluteString ?? ""
     }
 
     static func type(of item: ContentItem, showsAsContainer: Bool) -> String {
