@@ -197,6 +197,22 @@ import Testing
         }
     }
 
+    @Test func prepareQueueHandsTheDelegateTheItemsOrItsOwnChoice() async throws {
+        try await withMediaTree { tree in
+            let lines = try await tree.client(
+                ["prepare", F.path("music", "album:2"), F.path("music", "album:1", "track:1-3")],
+                ["prepare"],
+                ["prepare", F.path("music", "album:1"), "/org/mpris/MediaPlayer2"],
+                ["prepare", F.path("music", "album:42")])
+            #expect(lines == [
+                "prepared", "prepared", "error org.mprisbridge.Error.NoSuchContent",
+                "error org.mprisbridge.Error.NoSuchContent",
+            ])
+            // Refused requests reach the delegate not at all.
+            #expect(tree.delegate.prepared == [["album:2", "track:1-3"], nil])
+        }
+    }
+
     @Test func theHeadUnitsContextIsAnnouncedOnTheRootOncePerChange() async throws {
         try await withMediaTree { tree in
             let watcher = try await Self.watch(tree)

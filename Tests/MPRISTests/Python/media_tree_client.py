@@ -12,6 +12,7 @@ Operations (paths are relative to ROOT_PATH, "" for the root; each prints one li
   play PATH                          prints "played" or the error name, and the milliseconds taken
   slow PATH                          lists, then waits for Updated on PATH and lists again
   introspect PATH                    prints interfaces and the number of child nodes
+  prepare [PATH ...]                 MediaRoot1.PrepareQueue of these nodes (absolute if starting with /); prints "prepared"
 Errors of single operations print as "error NAME".
 """
 import sys
@@ -148,6 +149,10 @@ def run(op, args):
         second = dbus.Interface(obj(args[0]), CONTAINER).ListChildren(dbus.UInt32(0), dbus.UInt32(0), ["*"])
         print("first %d ms: %s" % (took, " ".join(row(e) for e in first)))
         print("updated %d; then: %s" % (len(updated), " ".join(row(e) for e in second)))
+    elif op == "prepare":
+        items = dbus.Array([dbus.ObjectPath(p if p.startswith("/") else full(p)) for p in args], signature="o")
+        dbus.Interface(obj(""), ROOT).PrepareQueue(items)
+        print("prepared")
     elif op == "introspect":
         xml = dbus.Interface(obj(args[0]), "org.freedesktop.DBus.Introspectable").Introspect()
         import xml.etree.ElementTree as ET
