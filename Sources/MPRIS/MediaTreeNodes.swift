@@ -28,21 +28,25 @@ struct MediaTreeNodes: Sendable {
         path.reduce(rootPath) { $0.appending($1) }
     }
 
-    /// The first element of the cover-art objects' paths: `__art` is never
-    /// the escape of an identifier (an escaped `_` is `_5f`).
+    /// The last element of a cover-art object's path: `__art` is never the
+    /// escape of an identifier (an escaped `_` is `_5f`), so it cannot name a row.
     static let artElement = "__art"
 
-    /// The image object MediaServer2's `AlbumArt` points at for a cover URL.
-    func artPath(for url: String) -> ObjectPath {
-        ObjectPath(stringLiteral: rootPath.rawValue + "/" + Self.artElement + "/" + ObjectPath.escapeElement(url))
+    /// The image object MediaServer2's `AlbumArt` points at for the cover of
+    /// the node at `path`: that node's path plus `__art`.
+    ///
+    /// The path names the node, never a URL: an art object exists only for a
+    /// node that has artwork, and serves that artwork's URL, so a client
+    /// cannot make the tree present a file of its choosing.
+    func artPath(forNodeAt path: [String]) -> ObjectPath {
+        ObjectPath(stringLiteral: objectPath(for: path).rawValue + "/" + Self.artElement)
     }
 
-    /// The cover URL of an `AlbumArt` object path, or `nil` if `objectPath` is not one.
-    func artURL(of objectPath: ObjectPath) -> String? {
-        let elements = objectPath.elements.dropFirst(rootPath.elements.count)
-        guard objectPath.isDescendant(of: rootPath), elements.count == 2, elements.first == Self.artElement[...]
-        else { return nil }
-        return ObjectPath.unescapeElement(elements.last!)
+    /// The manager path of the node whose cover `objectPath` is, or `nil` if
+    /// `objectPath` is not an `__art` path.
+    func artNodePath(of objectPath: ObjectPath) -> [String]? {
+        guard objectPath.rawValue.hasSuffix("/" + Self.artElement), let node = objectPath.parent else { return nil }
+        return contentPath(for: node)
     }
 
     /// The manager path of an object path below the root, or `nil` when an
@@ -68,7 +72,7 @@ struct MediaTreeNodes: Sendable {
     }
 
     func childElements(of objectPath: ObjectPath) -> [String] {
-        guard artURL(of: objectPath) == nil, let path = contentPath(for: objectPath) else { return [] }
+        guard artNodePath(of: objectPath) == nil, let path = contentPath(for: objectPath) else { return [] }
         return content.childKeys(of: path).map(ObjectPath.escapeElement)
     }
 
@@ -120,7 +124,7 @@ struct MediaTreeNodes: Sendable {
             if let duration = media?.duration { add("Duration", .int32(Int32(clamping: duration.components.seconds))) }
             if let number = media?.trackNumber { add("TrackNumber", .int32(Int32(clamping: number))) }
             if filter.wants("AlbumArt"), case let art = artURL(item.artwork), !art.isEmpty {
-                add("AlbumArt", .objectPath(artPath(for: art)))
+                add("AlbumArt", .objectPath(artPath(forNodeAt: entry.path)))
             }
         }
         // MediaNode1
@@ -165,7 +169,11 @@ struct MediaTreeNodes: Sendable {
 
     /// The interfaces of the node at `objectPath`, or `nil` if there is none.
     func interfaces(at objectPath: ObjectPath) -> [Interface]? {
-        if let art = artURL(of: objectPath) { return artInterfaces(objectPath, url: art) }
+        if let node = artNodePath(of: objectPath) {
+            guard let entry = try? content.entry(at: node), case let url = artURL(entry.item.artwork), !url.isEmpty
+            else { return nil }
+            return artInterfaces(objectPath, url: url, parent: self.objectPath(for: node))
+        }
         guard let path = contentPath(for: objectPath), let entry = try? content.entry(at: path) else { return nil }
         let values = properties(of: entry, filter: Filter(["*"]))
         func interface(_ name: InterfaceName, _ names: [String], emitting: Set<String> = []) -> Interface {
@@ -204,9 +212,9 @@ struct MediaTreeNodes: Sendable {
     }
 
     /// A cover as MediaServer2 wants it for `AlbumArt`: an image item with its URL and type.
-    private func artInterfaces(_ objectPath: ObjectPath, url: String) -> [Interface] {
+    private func artInterfaces(_ objectPath: ObjectPath, url: String, parent: ObjectPath) -> [Interface] {
         let object = Interface(Self.object)
-        object.constantProperty("Parent", .objectPath(rootPath), changes: .none)
+        object.constantProperty("Parent", .objectPath(parent), changes: .none)
         object.constantProperty("Type", .string("image"), changes: .none)
         object.constantProperty("Path", .objectPath(objectPath), changes: .none)
         object.constantProperty("DisplayName", .string("Cover"), changes: .none)

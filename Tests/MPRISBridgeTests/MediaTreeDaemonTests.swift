@@ -176,6 +176,17 @@ import Testing
                 let served = try Data(contentsOf: URL(filePath: copy.path + "/tone.ogg"))
                 let original = try Data(contentsOf: URL(filePath: daemon.library.path + "/" + daemon.library.tracks[0].path))
                 #expect(served == original)
+
+                // Only objects of the index exist: an ObjectID naming a file, as cover objects' ids
+                // once did, or the cover of a row that has none, gives Rygel no object to serve.
+                for id in [
+                    Self.root + "/__art/" + ObjectPath.escapeElement("file:///etc/passwd"),
+                    Self.root + "/" + Self.path("tracks") + "/__art",
+                    Self.root + "/" + Self.path("tracks", "no such track"),
+                ] {
+                    let found = try? await rygel.metadata(of: id)
+                    #expect(found == nil, "\(id) is served as \(String(describing: found))")
+                }
             }
         }
     }

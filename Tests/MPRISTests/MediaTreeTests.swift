@@ -65,14 +65,36 @@ import Testing
             #expect(lines[7] == "error org.freedesktop.DBus.Error.UnknownObject")
             #expect(lines[8] == "org.gnome.UPnP.MediaObject2 org.gnome.UPnP.MediaContainer2 org.mprisbridge.MediaNode1 6")
             #expect(lines[9] == "org.gnome.UPnP.MediaObject2 org.gnome.UPnP.MediaItem2 org.mprisbridge.MediaNode1 0")
-            // The cover is an image object of its own, as MediaServer2's AlbumArt wants.
-            let art = try #require(lines[10].split(separator: " ").last.map(String.init), "\(lines)")
-            #expect(art.hasPrefix(F.root + "/__art/"), "\(lines[10])")
+            // The cover is an image object of its own, as MediaServer2's AlbumArt wants, named after its node.
+            #expect(lines[10] == "ObjectPath \(F.root)/\(F.path(odd, "dup"))/__art", "\(lines[10])")
+            let art = F.path(odd, "dup") + "/__art"
             let cover = try await tree.client(
-                ["get", String(art.dropFirst(F.root.count + 1)), "org.gnome.UPnP.MediaItem2", "URLs"],
-                ["get", String(art.dropFirst(F.root.count + 1)), "org.gnome.UPnP.MediaItem2", "MIMEType"],
-                ["get", String(art.dropFirst(F.root.count + 1)), "org.gnome.UPnP.MediaObject2", "Type"])
-            #expect(cover == ["Array ['file:///music/Album/cover.png']", "String image/png", "String image"])
+                ["get", art, "org.gnome.UPnP.MediaItem2", "URLs"],
+                ["get", art, "org.gnome.UPnP.MediaItem2", "MIMEType"],
+                ["get", art, "org.gnome.UPnP.MediaObject2", "Type"],
+                ["get", art, "org.gnome.UPnP.MediaObject2", "Parent"])
+            #expect(
+                cover == [
+                    "Array ['file:///music/Album/cover.png']", "String image/png", "String image",
+                    "ObjectPath \(F.root)/\(F.path(odd, "dup"))",
+                ])
+        }
+    }
+
+    @Test func onlyTheArtworkOfAnExistingNodeIsAnObject() async throws {
+        try await withMediaTree { tree in
+            // A path that names a file, as the art objects' paths once did, is no object; nor is the
+            // cover of a node that has none, of a node that does not exist, or of a cover.
+            let passwd = "__art/" + ObjectPath.escapeElement("file:///etc/passwd")
+            let lines = try await tree.client(
+                ["get", passwd, "org.gnome.UPnP.MediaItem2", "URLs"],
+                ["get", F.path("odd", "dup") + "/" + passwd, "org.gnome.UPnP.MediaItem2", "URLs"],
+                ["get", F.path("odd", "note") + "/__art", "org.gnome.UPnP.MediaItem2", "URLs"],
+                ["get", F.path("odd", "nothing here") + "/__art", "org.gnome.UPnP.MediaItem2", "URLs"],
+                ["get", F.path("odd", "dup") + "/__art/__art", "org.gnome.UPnP.MediaItem2", "URLs"],
+                ["introspect", F.path("odd", "dup") + "/__art"])
+            #expect(Array(lines.prefix(5)) == Array(repeating: "error org.freedesktop.DBus.Error.UnknownObject", count: 5))
+            #expect(lines[5] == "org.gnome.UPnP.MediaObject2 org.gnome.UPnP.MediaItem2 0", "\(lines[5])")
         }
     }
 
