@@ -3,7 +3,9 @@ import Glibc
 /// One pass over a music folder: its audio files and playlists with their sizes and modification
 /// times, the cover image of each folder, and what could not be read.
 ///
-/// Hidden entries (names starting with a dot) are skipped. Symbolic links are followed; a folder
+/// Hidden entries (names starting with a dot) are skipped. Symbolic links are followed while they
+/// lead to a place inside the library (the root's canonical path); a link that leads outside is
+/// not followed, and listed as a failure when it would have been indexed or walked. A folder
 /// reached twice (a link loop) is walked once.
 struct FolderWalk {
     /// A file the library indexes.
@@ -48,6 +50,7 @@ struct FolderWalk {
             throw MusicLibraryError.rootNotFound(root, reason: String(cString: strerror(errno)))
         }
         closedir(handle)
+        let realRoot = LibraryPath.realPath(root) ?? root
 
         var visited: Set<FolderIdentity> = [FolderIdentity(rootStatus)]
         var pending = [""]
@@ -70,13 +73,27 @@ struct FolderWalk {
                     Self.audioExtensions.contains(fileExtension)
                     ? .audio : Self.playlistExtensions.contains(fileExtension) ? .playlist : nil
 
+                let entryPath = absolute + "/" + name
                 var status = stat()
-                guard stat(absolute + "/" + name, &status) == 0 else {
-                    if kind != nil {
-                        let reason = String(cString: strerror(errno))
-                        failures.append(ScanFailure(path: relative, reason: "cannot read: \(reason)"))
+                guard lstat(entryPath, &status) == 0 else { continue }
+                if status.st_mode & S_IFMT == S_IFLNK {
+                    // What is indexed is served (tree, MPRIS, Rygel), so a link may only lead to
+                    // another place inside the library, never to a file elsewhere.
+                    if let target = LibraryPath.realPath(entryPath), !Self.isInside(target, realRoot) {
+                        if kind != nil || Self.coverRank(name: name, extension: fileExtension) != nil
+                            || Self.isFolder(entryPath)
+                        {
+                            failures.append(ScanFailure(path: relative, reason: "links outside the library"))
+                        }
+                        continue
                     }
-                    continue
+                    guard stat(entryPath, &status) == 0 else {
+                        if kind != nil {
+                            let reason = String(cString: strerror(errno))
+                            failures.append(ScanFailure(path: relative, reason: "cannot read: \(reason)"))
+                        }
+                        continue
+                    }
                 }
                 switch status.st_mode & S_IFMT {
                 case S_IFDIR:
@@ -99,6 +116,16 @@ struct FolderWalk {
         }
         files.sort { $0.path < $1.path }
         failures.sort { $0.path < $1.path }
+    }
+
+    /// Whether the canonical path `path` is `root` (canonical) or lies below it.
+    static func isInside(_ path: String, _ root: String) -> Bool {
+        path == root || LibraryPath.relative(path, to: root) != nil
+    }
+
+    private static func isFolder(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
     }
 
     /// The extension after the last dot, lowercased; "" when there is none.

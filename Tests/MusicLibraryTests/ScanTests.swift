@@ -183,6 +183,38 @@ import Testing
         #expect(try folder.open().failures() == summary.failures)
     }
 
+    /// Whatever is indexed is served to remotes, so links are followed only inside the library:
+    /// a cover, a track or a folder linked from elsewhere is listed as a failure and never indexed.
+    @Test func followsLinksOnlyInsideTheLibrary() async throws {
+        let folder = try LibraryFolder("links")
+        defer { folder.remove() }
+        let outside = folder.folder.path + "/outside"
+        try FileManager.default.createDirectory(atPath: outside + "/Elsewhere", withIntermediateDirectories: true)
+        try await TestMedia.generate(.ogg, seconds: 0.2, tags: TestMedia.Tags(title: "Outside"), at: outside + "/out.ogg")
+        try await TestMedia.generate(
+            .ogg, seconds: 0.2, tags: TestMedia.Tags(title: "Far"), at: outside + "/Elsewhere/far.ogg")
+        try Data("not an image".utf8).write(to: URL(filePath: outside + "/secret.jpg"))
+        try await folder.generate(.ogg, "Album/in.ogg", tags: TestMedia.Tags(title: "Inside"))
+        try folder.symlink("Album/cover.jpg", pointingTo: outside + "/secret.jpg")
+        try folder.symlink("Album/linked.ogg", pointingTo: outside + "/out.ogg")
+        try folder.symlink("Linked Folder", pointingTo: outside + "/Elsewhere")
+        // Links that stay inside are followed, and a loop is walked once.
+        try folder.symlink("Also Album", pointingTo: folder.path("Album"))
+        try folder.symlink("Album/loop", pointingTo: folder.path(""))
+
+        let library = try folder.open()
+        let summary = try await library.scan()
+
+        #expect(try library.tracks().map(\.title) == ["Inside"])
+        #expect(try library.tracks().first?.artwork == nil)
+        let reasons = Dictionary(uniqueKeysWithValues: summary.failures.map { ($0.path, $0.reason) })
+        #expect(
+            reasons == [
+                "Album/cover.jpg": "links outside the library", "Album/linked.ogg": "links outside the library",
+                "Linked Folder": "links outside the library",
+            ])
+    }
+
     @Test func aMissingRootIsAnErrorThatKeepsTheIndex() async throws {
         let folder = try LibraryFolder("missing-root")
         defer { folder.remove() }
