@@ -9,12 +9,41 @@
 public struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The error name, such as `org.freedesktop.DBus.Error.InvalidArgs`.
     public var name: ErrorName
-    /// What went wrong, for people. Never empty.
+    /// What went wrong, for people. Never empty, and at most
+    /// ``maximumMessageLength`` bytes of UTF-8.
     public var message: String
 
+    /// The longest message an error carries, in bytes of UTF-8. A message
+    /// that quotes what a client sent can be as large as the call; cut here,
+    /// a reply never is (and neither is a log line of it).
+    public static let maximumMessageLength = 1024
+
+    /// An error named `name`, saying `message` (cut to ``maximumMessageLength``
+    /// bytes, ending in "…"; the name itself when empty).
     public init(_ name: ErrorName, _ message: String) {
         self.name = name
-        self.message = message.isEmpty ? name.rawValue : message
+        self.message =
+            message.isEmpty
+            ? name.rawValue : message.utf8.count > Self.maximumMessageLength
+                ? Self.excerpt(message, maximumBytes: Self.maximumMessageLength) : message
+    }
+
+    /// The start of `text` for quoting in a message: at most `maximumBytes`
+    /// bytes of UTF-8, cut at a character boundary and ending in "…" when cut.
+    ///
+    /// Quote what a client sent through this, so an error stays readable
+    /// whatever the size of the input.
+    public static func excerpt(_ text: some StringProtocol, maximumBytes: Int = 80) -> String {
+        guard text.utf8.count > maximumBytes else { return String(text) }
+        // Whole characters only, leaving room for the three bytes of "…".
+        var end = text.startIndex
+        var bytes = 0
+        for index in text.indices {
+            bytes += text[index].utf8.count
+            guard bytes + 3 <= maximumBytes else { break }
+            end = text.index(after: index)
+        }
+        return String(text[..<end]) + "…"
     }
 
     public var description: String { "\(name): \(message)" }

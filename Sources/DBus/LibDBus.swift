@@ -78,11 +78,25 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         }
         // A lost bus must be reported to the caller, never end the process.
         dbus_connection_set_exit_on_disconnect(opened, 0)
+        // Peer calls go to the object server, which checks their arguments as it does every call's;
+        // libdbus's own answer takes any arguments at all.
+        dbus_connection_set_route_peer_messages(opened, 1)
         connection = opened
         uniqueName = dbus_bus_get_unique_name(opened).map { String(cString: $0) } ?? ""
         self.queue = queue
         self.onMessage = onMessage
     }
+
+    /// This machine's D-Bus id (32 hex digits), what `Peer.GetMachineId` answers; nil when it
+    /// cannot be read.
+    static let localMachineID: String? = {
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        guard let id = dbus_try_get_local_machine_id(&error) else { return nil }
+        defer { dbus_free(id) }
+        return String(cString: id)
+    }()
 
     private static func error(from error: inout CDBus.DBusError, fallback: String) -> DBusError {
         guard dbus_error_is_set(&error) != 0 else { return DBusError(.failed, fallback) }

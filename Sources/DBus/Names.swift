@@ -19,7 +19,7 @@ public struct ObjectPath: RawRepresentable, Hashable, Comparable, Sendable, Cust
     /// Validates `string` as an object path; throws `InvalidArgs` saying why it is not one.
     public init(validating string: String) throws {
         if let problem = ObjectPath.problem(in: string) {
-            throw DBusError.invalidArgs("Invalid object path '\(string)': \(problem)")
+            throw DBusError.invalidArgs("Invalid object path '\(DBusError.excerpt(string))': \(problem)")
         }
         rawValue = string
     }
@@ -150,7 +150,7 @@ public struct InterfaceName: RawRepresentable, Hashable, Sendable, CustomStringC
     public let rawValue: String
     public init(validating string: String) throws {
         if let problem = dottedNameProblem(string, allowHyphen: false, allowLeadingDigit: false) {
-            throw DBusError.invalidArgs("Invalid interface name '\(string)': \(problem)")
+            throw DBusError.invalidArgs("Invalid interface name '\(DBusError.excerpt(string))': \(problem)")
         }
         rawValue = string
     }
@@ -167,7 +167,7 @@ public struct ErrorName: RawRepresentable, Hashable, Sendable, CustomStringConve
     public let rawValue: String
     public init(validating string: String) throws {
         if let problem = dottedNameProblem(string, allowHyphen: false, allowLeadingDigit: false) {
-            throw DBusError.invalidArgs("Invalid error name '\(string)': \(problem)")
+            throw DBusError.invalidArgs("Invalid error name '\(DBusError.excerpt(string))': \(problem)")
         }
         rawValue = string
     }
@@ -186,7 +186,7 @@ public struct MemberName: RawRepresentable, Hashable, Sendable, CustomStringConv
     public let rawValue: String
     public init(validating string: String) throws {
         if let problem = MemberName.problem(in: string) {
-            throw DBusError.invalidArgs("Invalid member name '\(string)': \(problem)")
+            throw DBusError.invalidArgs("Invalid member name '\(DBusError.excerpt(string))': \(problem)")
         }
         rawValue = string
     }
@@ -223,7 +223,7 @@ public struct BusName: RawRepresentable, Hashable, Sendable, CustomStringConvert
         } else {
             problem = dottedNameProblem(string, allowHyphen: true, allowLeadingDigit: false)
         }
-        if let problem { throw DBusError.invalidArgs("Invalid bus name '\(string)': \(problem)") }
+        if let problem { throw DBusError.invalidArgs("Invalid bus name '\(DBusError.excerpt(string))': \(problem)") }
         rawValue = string
     }
     public init?(rawValue: String) { try? self.init(validating: rawValue) }

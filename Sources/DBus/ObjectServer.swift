@@ -228,6 +228,7 @@ enum ObjectServer {
             return reply.error(.invalidArgs("A method call needs a path and a member"))
         }
         if let bodyError = call.bodyError { return reply.error(bodyError) }
+        if call.interface == peer { return handlePeer(call, member: member, reply: reply) }
         let object = core.objects.object(at: path)
 
         if call.interface == introspectable || (call.interface == nil && member.rawValue == "Introspect") {
@@ -237,14 +238,14 @@ enum ObjectServer {
             guard call.body.isEmpty else { return reply.error(signatureError(introspectable, member, "", call)) }
             let children = core.objects.children(of: path)
             guard object != nil || !children.isEmpty else {
-                return reply.error(DBusError(.unknownObject, "No object at path '\(path)'"))
+                return reply.error(DBusError(.unknownObject, "No object at path '\(DBusError.excerpt(path.rawValue))'"))
             }
             let xml = IntrospectionXML.document(
                 interfaces: object?.interfaces.map(\.declaration) ?? [], children: children)
             return reply.values([.string(xml)])
         }
 
-        guard let object else { return reply.error(DBusError(.unknownObject, "No object at path '\(path)'")) }
+        guard let object else { return reply.error(DBusError(.unknownObject, "No object at path '\(DBusError.excerpt(path.rawValue))'")) }
 
         if call.interface == properties {
             return handleProperties(call, member: member, object: object, reply: reply)
@@ -253,7 +254,7 @@ enum ObjectServer {
         let target: (Interface, MethodDeclaration)?
         if let name = call.interface {
             guard let interface = object.interfaces.first(where: { $0.name == name }) else {
-                return reply.error(DBusError(.unknownInterface, "Object '\(path)' has no interface '\(name)'"))
+                return reply.error(DBusError(.unknownInterface, "Object '\(DBusError.excerpt(path.rawValue))' has no interface '\(name)'"))
             }
             guard let method = interface.method(named: member.rawValue) else {
                 return reply.error(DBusError(.unknownMethod, "Interface '\(name)' has no method '\(member)'"))
@@ -265,7 +266,7 @@ enum ObjectServer {
             }.first
         }
         guard let (interface, method) = target else {
-            return reply.error(DBusError(.unknownMethod, "Object '\(path)' has no method '\(member)'"))
+            return reply.error(DBusError(.unknownMethod, "Object '\(DBusError.excerpt(path.rawValue))' has no method '\(member)'"))
         }
         guard call.body.hasTypes(method.inputTypes) else {
             return reply.error(signatureError(interface.name, member, method.inputSignature.rawValue, call))
@@ -283,6 +284,21 @@ enum ObjectServer {
         }
     }
 
+    /// `org.freedesktop.DBus.Peer`, which every path of a connection answers.
+    private static func handlePeer(_ call: Message, member: MemberName, reply: Replier) {
+        switch member.rawValue {
+        case "Ping", "GetMachineId":
+            guard call.body.isEmpty else { return reply.error(signatureError(peer, member, "", call)) }
+            guard member.rawValue == "GetMachineId" else { return reply.values([]) }
+            guard let id = RawConnection.localMachineID else {
+                return reply.error(DBusError(.failed, "This machine's D-Bus id cannot be read"))
+            }
+            reply.values([.string(id)])
+        default:
+            reply.error(DBusError(.unknownMethod, "Interface '\(peer)' has no method '\(member)'"))
+        }
+    }
+
     private static func handleProperties(_ call: Message, member: MemberName, object: ObjectRegistry.Object, reply: Replier) {
         let expected: [DBusType]
         switch member.rawValue {
@@ -297,7 +313,7 @@ enum ObjectServer {
         guard case .string(let interfaceName) = call.body[0] else { return }
         guard let interface = object.interfaces.first(where: { $0.name.rawValue == interfaceName }) else {
             return reply.error(
-                DBusError(.unknownInterface, "Object '\(call.path!)' has no interface '\(interfaceName)'"))
+                DBusError(.unknownInterface, "Object '\(DBusError.excerpt(call.path!.rawValue))' has no interface '\(DBusError.excerpt(interfaceName))'"))
         }
         if member.rawValue == "GetAll" {
             return reply.values([.dictionary(key: .string, value: .variant, interface.readableValues())])
@@ -305,7 +321,7 @@ enum ObjectServer {
         guard case .string(let propertyName) = call.body[1] else { return }
         guard let property = interface.property(named: propertyName) else {
             return reply.error(
-                DBusError(.unknownProperty, "Interface '\(interfaceName)' has no property '\(propertyName)'"))
+                DBusError(.unknownProperty, "Interface '\(interfaceName)' has no property '\(DBusError.excerpt(propertyName))'"))
         }
         if member.rawValue == "Get" {
             guard property.access != .write, let value = interface.currentValue(property.name) else {

@@ -61,6 +61,56 @@ import Testing
         }
     }
 
+    /// Peer is answered on every path, with its arguments checked like any method's.
+    @Test func peerCallsTakeNoArgumentsAndAnswerOnEveryPath() async throws {
+        try await withTestService { fixture in
+            let destination = "--dest=\(TestService.busName)"
+            let ping = try await fixture.run(
+                "dbus-send", ["--print-reply", destination, "/no/object/here", "org.freedesktop.DBus.Peer.Ping"])
+            #expect(ping.succeeded, "\(ping)")
+            let id = try await fixture.run(
+                "dbus-send", ["--print-reply", destination, "/", "org.freedesktop.DBus.Peer.GetMachineId"])
+            // libdbus's own tool reads the id from the same files as the service.
+            let machineID = try await fixture.run("dbus-uuidgen", ["--get"]).stdout.split(separator: "\n").first ?? "?"
+            #expect(id.stdout.contains("string \"\(machineID)\""), "\(id)")
+            for (member, arguments) in [("Ping", ["string:x"]), ("GetMachineId", ["int32:1", "int32:2"])] {
+                let output = try await fixture.run(
+                    "dbus-send",
+                    ["--print-reply", destination, "/org/mprisbridge/Test", "org.freedesktop.DBus.Peer.\(member)"]
+                        + arguments)
+                #expect(output.stderr.contains("Error org.freedesktop.DBus.Error.InvalidArgs: "), "\(output)")
+            }
+            let unknown = try await fixture.run(
+                "dbus-send", ["--print-reply", destination, "/", "org.freedesktop.DBus.Peer.Nope"])
+            #expect(unknown.stderr.contains("Error org.freedesktop.DBus.Error.UnknownMethod: "), "\(unknown)")
+        }
+    }
+
+    /// An error quoting what a client sent stays short, however large the input.
+    @Test func messagesQuoteAtMostAShortPartOfTheInput() async throws {
+        try await withTestService { fixture in
+            let longPath = "/org/" + String(repeating: "x", count: 60_000)
+            let output = try await fixture.run(
+                "dbus-send", ["--print-reply", "--dest=\(TestService.busName)", longPath, "org.mprisbridge.Test1.Add"])
+            #expect(output.stderr.contains("Error org.freedesktop.DBus.Error.UnknownObject: No object at path '/org/xxx"))
+            #expect(output.stderr.utf8.count < 300, "\(output.stderr.utf8.count) bytes")
+            let property = try await fixture.gdbusCall(
+                "org.freedesktop.DBus.Properties.Get", "org.mprisbridge.Test1", String(repeating: "P", count: 60_000))
+            #expect(property.stderr.contains("org.freedesktop.DBus.Error.UnknownProperty"), "\(property.stderr.prefix(200))")
+            #expect(property.stderr.utf8.count < 400, "\(property.stderr.utf8.count) bytes")
+            do {
+                try await fixture.proxy.call("Fail", "org.mprisbridge.Error.CommandFailed", String(repeating: "é", count: 40_000))
+                    as Void
+                Issue.record("no error was thrown")
+            } catch let error as DBusError {
+                #expect(error.message.utf8.count <= DBusError.maximumMessageLength)
+                #expect(error.message.hasSuffix("é…"))
+            }
+        }
+        #expect(DBusError.excerpt("short") == "short")
+        #expect(DBusError.excerpt(String(repeating: "ab", count: 100), maximumBytes: 10) == "abababa…")
+    }
+
     @Test func callingANameNobodyOwnsThrowsServiceUnknown() async throws {
         try await withTestService { fixture in
             let nobody = Proxy(fixture.client, destination: "org.example.Nobody", path: "/", interface: "org.example.X")
