@@ -262,6 +262,9 @@ struct MediaTreeNodes: Sendable {
             "Search", inputs: [Argument("Text", .string)] + Self.listArguments, outputs: Self.listResult
         ) { body in
             guard case .string(let text) = body[0] else { return [] }
+            guard text.count <= SearchCriteria.maximumLength else {
+                throw DBusError(.invalidArgs, "The search text is longer than \(SearchCriteria.maximumLength) characters")
+            }
             let (offset, maximum, filter) = try Self.window(body, from: 1)
             let found = try await contentCall("search") {
                 try await content.search(.text(text), below: path, offset: offset, maximum: maximum)
@@ -302,7 +305,7 @@ struct MediaTreeNodes: Sendable {
         root.method("PrepareQueue", arguments: ["Items"]) { (items: [ObjectPath]) async throws in
             let paths = try items.map { item throws(DBusError) -> [String] in
                 guard let path = contentPath(for: item) else {
-                    throw DBusError(CommandError.noSuchContent, "'\(item)' is not a node of this media tree")
+                    throw DBusError(CommandError.noSuchContent, "'\(DBusError.excerpt(item.rawValue))' is not a node of this media tree")
                 }
                 return path
             }

@@ -129,7 +129,7 @@ final class PlayerInterface: Sendable {
         playbackStatus = interface.property("PlaybackStatus", "Stopped")
         loopStatus = interface.property("LoopStatus", "None", access: .readWrite) { (requested: String) async throws in
             guard let mode = RepeatType(loopStatus: requested) else {
-                throw DBusError(.invalidArgs, "LoopStatus must be None, Track or Playlist, not '\(requested)'.")
+                throw DBusError(.invalidArgs, "LoopStatus must be None, Track or Playlist, not '\(DBusError.excerpt(requested))'.")
             }
             try await commands.changeRepeatModeCommand.performForRemote(
                 ChangeRepeatModeCommandEvent(repeatType: mode), action: "change the repeat mode")
@@ -269,12 +269,12 @@ extension RemoteCommand where Event == OpenURLCommandEvent {
     /// not one of ``RemoteCommand/supportedURLSchemes``.
     func url(fromRemote uri: String) throws -> URL {
         guard let url = URL(string: uri), let scheme = url.scheme?.lowercased() else {
-            throw DBusError(.invalidArgs, "'\(uri)' is not a URI.")
+            throw DBusError(.invalidArgs, "'\(DBusError.excerpt(uri))' is not a URI.")
         }
         guard supportedURLSchemes.contains(scheme) else {
             throw DBusError(
                 .notSupported,
-                "The player cannot open '\(scheme)' URIs; it supports \(supportedURLSchemes.joined(separator: ", ")).")
+                "The player cannot open '\(DBusError.excerpt(scheme))' URIs; it supports \(supportedURLSchemes.joined(separator: ", ")).")
         }
         return url
     }

@@ -349,7 +349,7 @@ final class PlaylistsInterface: Sendable {
             return state.listed[index]
         }
         guard let found else {
-            throw DBusError(CommandError.noSuchContent, "No playlist has the id '\(id)'; GetPlaylists lists them.")
+            throw DBusError(CommandError.noSuchContent, "No playlist has the id '\(DBusError.excerpt(id.rawValue))'; GetPlaylists lists them.")
         }
         do {
             try await content.initiatePlayback(at: found.path)
@@ -364,7 +364,7 @@ final class PlaylistsInterface: Sendable {
         let offered = Self.orderings(for: listed)
         guard let ordering = PlaylistOrdering(rawValue: order), offered.contains(ordering) else {
             let names = offered.map(\.rawValue).joined(separator: ", ")
-            throw DBusError(.invalidArgs, "Unknown playlist ordering '\(order)'; this player offers \(names).")
+            throw DBusError(.invalidArgs, "Unknown playlist ordering '\(DBusError.excerpt(order))'; this player offers \(names).")
         }
         var ordered = Self.ordered(listed, by: ordering)
         if reversed { ordered.reverse() }

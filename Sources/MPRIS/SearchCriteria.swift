@@ -1,3 +1,4 @@
+import DBus
 import MediaRemote
 
 /// Parses the search criteria of MediaServer2's `SearchObjects` (the UPnP
@@ -12,13 +13,28 @@ import MediaRemote
 /// project's (`Subtitle`, `Identifier`), or the UPnP names Rygel passes
 /// through (`dc:title`, `upnp:artist`, `dc:creator`, `upnp:album`,
 /// `upnp:genre`, `upnp:class`). `and` binds tighter than `or`; `*` matches everything.
+///
+/// Any client may send a query, and both parsing and evaluating one recurse
+/// over its nesting, so a query is bounded before either: at most
+/// ``maximumLength`` characters, ``maximumRelations`` relations and
+/// ``maximumDepth`` levels of parentheses; past a bound it is refused as invalid.
 enum SearchCriteria {
+    /// The longest query text, in characters. Rygel's longest are under 300.
+    static let maximumLength = 4096
+    /// The most relations (`Artist = "x"`) one query may join with `and` and `or`.
+    static let maximumRelations = 64
+    /// The deepest nesting of parentheses.
+    static let maximumDepth = 16
+
     static func parse(_ text: String) throws(ContentError) -> ContentQuery {
+        guard text.count <= maximumLength else {
+            throw .invalidQuery("the query is longer than \(maximumLength) characters")
+        }
         var parser = Parser(tokens: try tokenize(text))
         if parser.tokens == [.word("*")] { return .all }
         let query = try parser.orExpression()
         guard parser.position == parser.tokens.count else {
-            throw .invalidQuery("unexpected '\(parser.tokens[parser.position])' in '\(text)'")
+            throw .invalidQuery("unexpected '\(DBusError.excerpt(parser.tokens[parser.position].description))' in '\(DBusError.excerpt(text))'")
         }
         return query
     }
@@ -65,7 +81,7 @@ enum SearchCriteria {
                         value.append(next)
                     }
                 }
-                guard closed else { throw .invalidQuery("a quoted value is not closed in '\(text)'") }
+                guard closed else { throw .invalidQuery("a quoted value is not closed in '\(DBusError.excerpt(text))'") }
                 tokens.append(.quoted(value))
             } else {
                 var word = ""
@@ -83,6 +99,8 @@ enum SearchCriteria {
     private struct Parser {
         let tokens: [Token]
         var position = 0
+        var relations = 0
+        var depth = 0
 
         mutating func next() -> Token? {
             guard position < tokens.count else { return nil }
@@ -116,14 +134,26 @@ enum SearchCriteria {
         mutating func primary() throws(ContentError) -> ContentQuery {
             switch next() {
             case .open?:
+                depth += 1
+                guard depth <= SearchCriteria.maximumDepth else {
+                    throw .invalidQuery("parentheses are nested more than \(SearchCriteria.maximumDepth) deep")
+                }
                 let query = try orExpression()
                 guard next() == .close else { throw .invalidQuery("a '(' is not closed") }
+                depth -= 1
                 return query
             case .word(let property)?, .quoted(let property)?:
+                relations += 1
+                guard relations <= SearchCriteria.maximumRelations else {
+                    throw .invalidQuery("the query joins more than \(SearchCriteria.maximumRelations) relations")
+                }
+                let property = DBusError.excerpt(property)
                 guard case .word(let op)? = next() else { throw .invalidQuery("'\(property)' needs an operator") }
-                guard let value = next() else { throw .invalidQuery("'\(property) \(op)' needs a value") }
+                guard let value = next() else {
+                    throw .invalidQuery("'\(property) \(DBusError.excerpt(op))' needs a value")
+                }
                 return try SearchCriteria.relation(property, op, value)
-            case let token?: throw .invalidQuery("unexpected '\(token)'")
+            case let token?: throw .invalidQuery("unexpected '\(DBusError.excerpt(token.description))'")
             case nil: throw .invalidQuery("the query ends too early")
             }
         }
@@ -137,9 +167,9 @@ enum SearchCriteria {
             if isClass(property) { return flag == "true" ? .all : .compare(.kind, .equal, "\u{0}") }
             return .exists(try field(property), flag == "true")
         }
-        guard case .quoted(let text) = value else { throw .invalidQuery("the value after '\(op)' must be quoted") }
+        guard case .quoted(let text) = value else { throw .invalidQuery("the value after '\(DBusError.excerpt(op))' must be quoted") }
         guard let comparison = ContentComparison.allCases.first(where: { $0.rawValue.lowercased() == op.lowercased() })
-        else { throw .invalidQuery("unknown operator '\(op)'") }
+        else { throw .invalidQuery("unknown operator '\(DBusError.excerpt(op))'") }
         if isClass(property) { return classRelation(comparison, text) }
         return .compare(try field(property), comparison, text)
     }
@@ -178,7 +208,7 @@ enum SearchCriteria {
         case "Duration": .duration
         case "Subtitle": .subtitle
         case "Identifier": .identifier
-        default: throw .invalidQuery("cannot search by '\(property)'")
+        default: throw .invalidQuery("cannot search by '\(DBusError.excerpt(property))'")
         }
     }
 }

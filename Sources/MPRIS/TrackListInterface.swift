@@ -94,7 +94,7 @@ final class TrackListInterface: Sendable {
             var afterIdentifier: String?
             if afterTrack != Metadata.noTrack {
                 guard let entry = shown.entry(for: afterTrack) else {
-                    throw DBusError(.invalidArgs, "AfterTrack '\(afterTrack)' is not in the track list.")
+                    throw DBusError(.invalidArgs, "AfterTrack '\(DBusError.excerpt(afterTrack.rawValue))' is not in the track list.")
                 }
                 afterIdentifier = entry.identifier
             }

@@ -119,6 +119,28 @@ import Testing
         }
     }
 
+    /// Parsing and evaluating a query recurse over its nesting, so a query any client may send is
+    /// bounded first: one of thousands of terms, deep parentheses or a huge value is refused as
+    /// invalid, with a short message, and the tree goes on answering.
+    @Test func aHostileQueryIsRefusedWithAShortMessage() async throws {
+        try await withMediaTree { tree in
+            let lines = try await tree.client(
+                ["hostile", "", "terms", "5000"], ["hostile", "", "nested", "10000"],
+                ["hostile", "", "long", "1000000"], ["hostile", "", "text", "1000000"],
+                ["hostile", "", "terms", "64"], ["hostile", "", "nested", "16"],
+                ["search", F.path("music"), "DisplayName = \"Song 1.1\"", "0", "0"])
+            for line in lines.prefix(4) {
+                let parts = line.split(separator: " ")
+                #expect(parts.count == 3 && parts[1] == "org.freedesktop.DBus.Error.InvalidArgs", "\(line)")
+                #expect((Int(parts.last ?? "") ?? .max) <= 200, "\(line)")
+            }
+            // The bounds leave room for any real query.
+            #expect(lines[4] == "Song 1.1", "\(lines[4])")
+            #expect(lines[5] == "Song 1.1", "\(lines[5])")
+            #expect(lines[6] == "Song 1.1")
+        }
+    }
+
     @Test func contentLimitsSetByTheHeadUnitCapEveryListingAndTheDelegateHearsThem() async throws {
         try await withMediaTree(sampleTree(albums: 9)) { tree in
             let music = F.path("music")

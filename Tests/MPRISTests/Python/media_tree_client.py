@@ -9,6 +9,10 @@ Operations (paths are relative to ROOT_PATH, "" for the root; each prints one li
   set PATH INTERFACE PROPERTY TYPE VALUE  TYPE b|u
   search PATH QUERY OFFSET MAX       SearchObjects; prints titles
   text PATH TEXT OFFSET MAX          MediaNode1.Search; prints titles
+  hostile PATH SHAPE N               SearchObjects of a query built here: SHAPE "terms" joins N relations with
+                                     and/or, "nested" nests one in N parentheses, "long" is a title of N
+                                     characters, "text" is MediaNode1.Search of N characters; prints the
+                                     titles, or "error NAME" and the message's length in bytes
   play PATH                          prints "played" or the error name, and the milliseconds taken
   slow PATH                          lists, then waits for Updated on PATH and lists again
   introspect PATH                    prints interfaces and the number of child nodes
@@ -121,6 +125,23 @@ def run(op, args):
     elif op == "search":
         found = dbus.Interface(obj(args[0]), CONTAINER).SearchObjects(args[1], dbus.UInt32(int(args[2])), dbus.UInt32(int(args[3])), ["DisplayName", "Path"])
         print(" ".join(str(e["DisplayName"]) for e in found) if found else "(none)")
+    elif op == "hostile":
+        shape, count = args[1], int(args[2])
+        relation = 'DisplayName = "Song 1.1"'
+        query = {
+            "terms": lambda: " and ".join([relation] * (count // 2)) + " or " + " or ".join([relation] * (count - count // 2)),
+            "nested": lambda: "(" * count + relation + ")" * count,
+            "long": lambda: 'DisplayName = "' + "x" * count + '"',
+            "text": lambda: "x" * count,
+        }[shape]()
+        try:
+            if shape == "text":
+                found = dbus.Interface(obj(args[0]), NODE).Search(query, dbus.UInt32(0), dbus.UInt32(0), ["DisplayName"])
+            else:
+                found = dbus.Interface(obj(args[0]), CONTAINER).SearchObjects(query, dbus.UInt32(0), dbus.UInt32(0), ["DisplayName"])
+            print(" ".join(str(e["DisplayName"]) for e in found) if found else "(none)")
+        except dbus.exceptions.DBusException as error:
+            print("error %s %d" % (error.get_dbus_name(), len(error.get_dbus_message().encode())))
     elif op == "text":
         found = dbus.Interface(obj(args[0]), NODE).Search(args[1], dbus.UInt32(int(args[2])), dbus.UInt32(int(args[3])), ["DisplayName", "Path"])
         print(" ".join(str(e["DisplayName"]) for e in found) if found else "(none)")
