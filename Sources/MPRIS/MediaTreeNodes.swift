@@ -191,7 +191,8 @@ struct MediaTreeNodes: Sendable {
         let isContainer = values.contains { $0.key == .string("ChildCount") }
         if isContainer {
             let container = interface(Self.container, ["ChildCount", "ItemCount", "ContainerCount", "Searchable"])
-            addListing(to: container, path: path)
+            // Informative and loading rows show as containers; they answer as empty ones.
+            addListing(to: container, path: path, listsChildren: entry.item.isContainer || path.isEmpty)
             _ = container.signal("Updated")
             interfaces.append(container)
         } else {
@@ -228,12 +229,13 @@ struct MediaTreeNodes: Sendable {
         return [object, item]
     }
 
-    private func addListing(to container: Interface, path: [String]) {
+    private func addListing(to container: Interface, path: [String], listsChildren: Bool) {
         let content = self.content
         let nodes = self
         for (name, kind) in [("ListChildren", ContentListingKind.all), ("ListContainers", .containers), ("ListItems", .items)] {
             container.method(MemberName(stringLiteral: name), inputs: Self.listArguments, outputs: Self.listResult) { body in
                 let (offset, maximum, filter) = try Self.window(body, from: 0)
+                guard listsChildren else { return [nodes.dictionaries([], filter: filter)] }
                 let listing = try await contentCall("list the children") {
                     try await content.listChildren(of: path, kind: kind, offset: offset, maximum: maximum)
                 }
@@ -245,8 +247,11 @@ struct MediaTreeNodes: Sendable {
         ) { body in
             guard case .string(let text) = body[0] else { return [] }
             let (offset, maximum, filter) = try Self.window(body, from: 1)
+            let query: ContentQuery
+            do throws(ContentError) { query = try SearchCriteria.parse(text) } catch { throw error.dbusError }
+            guard listsChildren else { return [nodes.dictionaries([], filter: filter)] }
             let found = try await contentCall("search") {
-                try await content.search(try SearchCriteria.parse(text), below: path, offset: offset, maximum: maximum)
+                try await content.search(query, below: path, offset: offset, maximum: maximum)
             }
             return [nodes.dictionaries(found, filter: filter)]
         }

@@ -107,10 +107,14 @@ import Testing
             // Never scanned, and told not to: the index is empty.
             let daemon = try await DaemonFixture.start(on: bus, library: library, arguments: ["--no-scan"])
             let lines = try await Self.headUnit(
-                daemon, ["list", "", "0", "0"], ["play", Self.path("status")], ["get", Self.path("status"), "org.mprisbridge.MediaNode1", "Informative"])
+                daemon, ["list", "", "0", "0"], ["play", Self.path("status")],
+                ["get", Self.path("status"), "org.mprisbridge.MediaNode1", "Informative"],
+                ["list", Self.path("status"), "0", "0"])
             #expect(lines[0] == "No music found in \(library.path)|container|Informative Artists|container|Container Albums|container|Container Tracks|container|Container Playlists|container|Container Folders|container|Container")
             #expect(lines[1].hasPrefix("error org.mprisbridge.Error.NotPlayable"), "\(lines[1])")
             #expect(lines[2] == "Boolean 1")
+            // A container, as its type says, with nothing in it.
+            #expect(lines[3] == "(empty)")
             try await daemon.stop()
         }
     }
