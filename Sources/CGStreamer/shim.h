@@ -7,6 +7,7 @@
 // Sources/GStreamerPlayback needs.
 #include <gst/gst.h>
 #include <gst/pbutils/pbutils.h>
+#include <gst/base/gsttypefindhelper.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>

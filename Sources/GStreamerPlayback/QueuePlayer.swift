@@ -43,10 +43,14 @@ public actor QueuePlayer {
         public var restartThreshold: Duration = .seconds(3)
         /// URL schemes ``QueuePlayer`` opens; the engine must play them.
         public var supportedURLSchemes: [String] = ["file", "http", "https"]
-        /// MIME types it plays, as remotes are told.
+        /// MIME types it plays, as remotes are told: the registered names and
+        /// those of GStreamer's type finders (``MediaTypeFinder``), for every
+        /// format a music library holds.
         public var supportedMIMETypes: [String] = [
             "audio/mpeg", "audio/ogg", "audio/opus", "audio/flac", "audio/x-flac", "audio/x-wav", "audio/wav",
-            "audio/x-vorbis+ogg", "audio/mp4", "audio/aac", "audio/x-matroska", "audio/webm",
+            "audio/x-vorbis+ogg", "audio/mp4", "audio/aac", "audio/x-matroska", "audio/webm", "audio/x-aiff",
+            "audio/x-wavpack", "audio/x-ape", "audio/x-musepack", "audio/x-ttafile", "audio/x-ac3", "audio/x-eac3",
+            "audio/x-caf", "audio/x-dsf", "audio/x-w64", "audio/x-ms-wma", "audio/x-speex",
         ]
 
         /// The defaults above.
@@ -56,7 +60,9 @@ public actor QueuePlayer {
     /// Makes the engine on first use; it may throw (no audio sink, say).
     public typealias EngineFactory = @Sendable () throws -> any PlaybackEngine
     /// Turns a URL a remote asked for into a queue entry (looking it up in
-    /// a library, say), or throws to refuse it.
+    /// a library, say), or throws to refuse it: the remote then receives
+    /// ``RemoteCommandHandlerStatus/notPlayable(reason:)`` with the error's
+    /// description as the reason, so make it a sentence about the URL.
     public typealias URLResolver = @Sendable (URL) async throws -> QueueItem
 
     private let commands: RemoteCommandCenter
@@ -416,7 +422,7 @@ public actor QueuePlayer {
             item = try await resolve(url)
         } catch {
             logger.notice("cannot open \(url): \(error)")
-            return .noSuchContent
+            return .notPlayable(reason: "\(error)")
         }
         let inserted: QueueItem?
         if let current = queue.current {
@@ -442,7 +448,7 @@ public actor QueuePlayer {
             item = try await resolve(url)
         } catch {
             logger.notice("cannot add \(url): \(error)")
-            return .noSuchContent
+            return .notPlayable(reason: "\(error)")
         }
         guard let inserted = queue.insert(item, after: after) else { return .noSuchContent }
         queueChanged()

@@ -27,6 +27,7 @@ public enum CommandError {
             DBusError(noActionableNowPlayingItem, "The player could not \(command): nothing is loaded.")
         case .deviceNotFound?: DBusError(deviceNotFound, "The player could not \(command): its output device is not available.")
         case .commandFailed?: DBusError(commandFailed, "The player could not \(command).")
+        case .notPlayable(let reason)?: DBusError(notPlayable, "The player could not \(command): \(reason).")
         }
     }
 

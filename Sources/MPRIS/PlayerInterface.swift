@@ -121,7 +121,7 @@ final class PlayerInterface: Sendable {
             let command = commands.openURLCommand
             guard command.isAvailable else { return }
             let url = try command.url(fromRemote: uri)
-            try await command.performForRemote(OpenURLCommandEvent(url: url), action: "open \(uri)")
+            try await command.performForRemote(OpenURLCommandEvent(url: url), action: "open \(DBusError.excerpt(uri))")
         }
 
         // MARK: Properties

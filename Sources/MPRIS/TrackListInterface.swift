@@ -100,7 +100,7 @@ final class TrackListInterface: Sendable {
             }
             try await commands.addItemToQueueCommand.performForRemote(
                 AddItemToQueueCommandEvent(url: url, afterIdentifier: afterIdentifier, playsImmediately: setAsCurrent),
-                action: "add \(uri) to the track list")
+                action: "add \(DBusError.excerpt(uri)) to the track list")
         }
 
         /// Removes an entry through the remove command. No effect while

@@ -4,7 +4,7 @@ import Synchronization
 ///
 /// A remote (playerctl, a desktop shell, a head unit) receives `success` as a
 /// plain reply and every other status as a named error with a human message.
-public enum RemoteCommandHandlerStatus: Sendable, Hashable, CaseIterable {
+public enum RemoteCommandHandlerStatus: Sendable, Hashable {
     /// The command was carried out.
     case success
     /// The content the command asked for does not exist (for example an unknown item).
@@ -15,6 +15,10 @@ public enum RemoteCommandHandlerStatus: Sendable, Hashable, CaseIterable {
     case deviceNotFound
     /// The command could not be carried out for another reason.
     case commandFailed
+    /// The content exists but the player will not play it; `reason` says why,
+    /// for people ("/etc/passwd is not audio", "… is outside the library").
+    /// A Linux addition: remotes receive `NotPlayable` with the reason.
+    case notPlayable(reason: String)
 }
 
 /// Identifies one target added with ``RemoteCommand/addTarget(_:)``, so it can be removed.

@@ -103,6 +103,15 @@ public final class MusicLibrary: Sendable {
         return try track(id: id)
     }
 
+    /// Where the file of a `file:` URL really is, links, `.` and `..` resolved, and whether that
+    /// lies inside the library (below the root's own resolved path); nil when there is no such
+    /// file or it is not a `file:` URL. What decides whether a file is the library's to serve.
+    public func resolvedFile(at url: URL) -> (path: String, isInLibrary: Bool)? {
+        guard url.isFileURL, let real = LibraryPath.realPath(url.path(percentEncoded: false)) else { return nil }
+        let realRoot = LibraryPath.realPath(root) ?? root
+        return (real, LibraryPath.relative(real, to: realRoot) != nil)
+    }
+
     /// Every playlist, by path. Entries naming a file that is not indexed now are
     /// ``PlaylistEntry/missing(_:)``.
     public func playlists() throws -> [Playlist] {

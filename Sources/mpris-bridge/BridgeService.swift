@@ -62,10 +62,13 @@ struct BridgeService: Service {
         // The library is opened once the name is owned (it checks the index first); until then
         // a URL cannot be resolved.
         let opened = OpenedLibrary()
+        let playableTypes = Set(QueuePlayer.Configuration().supportedMIMETypes)
+        // On the system bus, callers are other users: they may open only what the library holds.
+        let libraryFilesOnly = settings.bus == .system
         let player = QueuePlayer(
             commands: commands, nowPlaying: nowPlaying, logger: logger,
             makeEngine: { try GStreamerEngine(audioSink: audioSink) },
-            resolve: { try opened.items().resolve($0) })
+            resolve: { try opened.items().resolve($0, playableTypes: playableTypes, libraryFilesOnly: libraryFilesOnly) })
         await player.start()
         // The media tree's content arrives once the library is open; MPRIS Playlists follows it.
         let content = PlayableContentManager()

@@ -1,7 +1,11 @@
+import DBus
 import GStreamerPlayback
 import MediaRemote
 import MusicLibrary
 import Synchronization
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -63,13 +67,22 @@ final class QueueItems: Sendable {
     }
 
     /// What a remote's "open" or "add track" plays: a library track, another
-    /// readable audio file, or an http(s) stream. Throws for anything else.
-    func resolve(_ url: URL) throws -> QueueItem {
+    /// regular file whose first bytes are audio of a type in `playableTypes`
+    /// (with `libraryFilesOnly`, only inside the library), or an http(s)
+    /// stream. Throws an ``OpenError`` saying why for anything else.
+    func resolve(_ url: URL, playableTypes: Set<String>, libraryFilesOnly: Bool) throws -> QueueItem {
         switch url.scheme?.lowercased() {
         case "file":
             if let track = try library.track(at: url) { return item(for: track) }
             let path = url.path(percentEncoded: false)
-            guard FileManager.default.isReadableFile(atPath: path) else { throw OpenError.unreadable(path) }
+            // Links resolved, so neither a link nor `..` leads out of the library unseen.
+            guard let file = library.resolvedFile(at: url) else { throw OpenError.missing(path) }
+            if libraryFilesOnly && !file.isInLibrary { throw OpenError.outsideLibrary(path) }
+            if file.isInLibrary, let track = try library.track(at: URL(fileURLWithPath: file.path)) {
+                return item(for: track)
+            }
+            let type = try Self.audioType(ofFileAt: file.path, shownAs: path)
+            guard playableTypes.contains(type) else { throw OpenError.notAudio(path, type: type) }
             let name = url.deletingPathExtension().lastPathComponent
             return QueueItem(identifier: url.absoluteString, url: url, info: NowPlayingInfo(title: name, assetURL: url))
         case "http", "https":
@@ -79,13 +92,45 @@ final class QueueItems: Sendable {
         }
     }
 
+    /// The audio MIME type of the regular file at `path` from its first bytes.
+    ///
+    /// Opened without blocking and checked on the descriptor, so a device, a
+    /// FIFO or a folder (even one swapped in after a check) is refused
+    /// without a read that could wait forever or never end.
+    private static func audioType(ofFileAt path: String, shownAs shown: String) throws(OpenError) -> String {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard descriptor >= 0 else { throw .unreadable(shown, reason: String(cString: strerror(errno))) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile(shown) }
+        var bytes = [UInt8](repeating: 0, count: MediaTypeFinder.sampleSize)
+        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count >= 0 else { throw .unreadable(shown, reason: String(cString: strerror(errno))) }
+        let found = MediaTypeFinder.mediaType(of: Array(bytes.prefix(count)))
+        guard let found, let audio = MediaTypeFinder.audioMIMEType(forFoundType: found) else {
+            throw .notAudio(shown, type: found)
+        }
+        return audio
+    }
+
+    /// Why a URL a remote sent is not played; the description is the reason it is told.
     enum OpenError: Error, CustomStringConvertible {
-        case unreadable(String)
+        case missing(String)
+        case unreadable(String, reason: String)
+        case notRegularFile(String)
+        case notAudio(String, type: String?)
+        case outsideLibrary(String)
         case unsupportedScheme(String)
+
         var description: String {
             switch self {
-            case .unreadable(let path): "no readable file at \(path)"
-            case .unsupportedScheme(let url): "cannot open \(url): only file, http and https URLs are played"
+            case .missing(let path): "there is no file at \(DBusError.excerpt(path))"
+            case .unreadable(let path, let reason): "\(DBusError.excerpt(path)) cannot be read (\(reason))"
+            case .notRegularFile(let path): "\(DBusError.excerpt(path)) is not a regular file"
+            case .notAudio(let path, let type?): "\(DBusError.excerpt(path)) is not audio it plays (\(type))"
+            case .notAudio(let path, nil): "\(DBusError.excerpt(path)) is not audio it plays"
+            case .outsideLibrary(let path): "\(DBusError.excerpt(path)) is not in the library"
+            case .unsupportedScheme(let url): "\(DBusError.excerpt(url)) is not a file, http or https URL"
             }
         }
     }
