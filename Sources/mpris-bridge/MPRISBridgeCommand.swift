@@ -38,10 +38,11 @@ struct LibraryOptions: ParsableArguments {
 
     func makeLogger() -> Logger {
         let level = logLevel
+        let budget = RateLimitedLogHandler.Budget()
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
-            return handler
+            return RateLimitedLogHandler(handler, budget: budget)
         }
         return Logger(label: "mpris-bridge")
     }
