@@ -41,6 +41,10 @@ public actor QueuePlayer {
         public var skipIntervals: [Duration] = [.seconds(10)]
         /// Past this position, "previous" restarts the item instead of going back.
         public var restartThreshold: Duration = .seconds(3)
+        /// While playing, how often observers of ``QueuePlayer/observeChanges(_:)``
+        /// hear the position, so a saved state is never older than this after a
+        /// crash or a power cut. Nothing wakes up while paused or stopped.
+        public var positionCheckpointInterval: Duration = .seconds(15)
         /// URL schemes ``QueuePlayer`` opens; the engine must play them.
         public var supportedURLSchemes: [String] = ["file", "http", "https"]
         /// MIME types it plays, as remotes are told: the registered names and
@@ -91,6 +95,8 @@ public actor QueuePlayer {
     /// Whether the queue changed since remotes were last shown it.
     private var queueNeedsPublishing = true
     private var changeObservers: [@Sendable (PlayerSnapshot) -> Void] = []
+    /// Tells the observers the position every checkpoint interval while playing.
+    private var checkpoints: Task<Void, Never>?
     /// The end of the chain of sequenced operations.
     private var tail: Task<Void, Never>?
     /// Removes each target added by ``start()``.
@@ -205,6 +211,8 @@ public actor QueuePlayer {
     public func shutDown() async {
         for remove in targets { remove() }
         targets = []
+        checkpoints?.cancel()
+        checkpoints = nil
         // Not sequenced first: stopping the engine interrupts a call still waiting on it, so an
         // operation stuck on the engine cannot hold up the shutdown.
         await engine?.stop()
@@ -216,7 +224,9 @@ public actor QueuePlayer {
     }
 
     /// Calls `observer` with the player's state after every change a restart
-    /// should keep (queue, position on pause and stop, volume, modes).
+    /// should keep (the queue, the current entry, every play, pause, stop,
+    /// seek, rate and track change, volume, modes), and while playing every
+    /// ``Configuration/positionCheckpointInterval``.
     public func observeChanges(_ observer: @escaping @Sendable (PlayerSnapshot) -> Void) {
         changeObservers.append(observer)
     }
@@ -627,10 +637,26 @@ public actor QueuePlayer {
     private func setPosition(_ newPosition: Duration, state newState: PlaybackState) {
         position = newPosition
         since = .now
-        let stateChanged = state != newState
         state = newState
         publish()
-        if stateChanged || newState != .playing { notifyChange() }
+        // A restart resumes where playback was: every jump is a change to keep.
+        notifyChange()
+        if newState == .playing, checkpoints == nil {
+            let interval = configuration.positionCheckpointInterval
+            checkpoints = Task { [weak self] in
+                while (try? await Task.sleep(for: interval)) != nil {
+                    await self?.checkpoint()
+                }
+            }
+        } else if newState != .playing {
+            checkpoints?.cancel()
+            checkpoints = nil
+        }
+    }
+
+    private func checkpoint() {
+        guard state == .playing else { return }
+        notifyChange()
     }
 
     /// The queue changed: republish it, re-prepare the hand-over, refresh what the commands offer.

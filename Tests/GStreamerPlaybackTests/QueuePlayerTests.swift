@@ -120,10 +120,10 @@ struct ScriptedPlayer {
     let engine = ScriptedEngine()
     let player: QueuePlayer
 
-    init(_ names: [String]) async {
+    init(_ names: [String], configuration: QueuePlayer.Configuration = .init()) async {
         let engine = self.engine
         player = QueuePlayer(
-            commands: commands, nowPlaying: nowPlaying, makeEngine: { engine },
+            commands: commands, nowPlaying: nowPlaying, configuration: configuration, makeEngine: { engine },
             resolve: { url in QueueItem(identifier: url.lastPathComponent, url: url, info: NowPlayingInfo(title: "opened")) })
         await player.start()
         await player.replaceQueue(with: queueItems(names), play: false)
@@ -314,6 +314,46 @@ func queueItems(_ names: [String]) -> [QueueItem] {
         #expect(q.engine.calls.isEmpty, "restoring loads nothing until something plays")
         _ = await q.commands.playCommand.perform()
         #expect(q.engine.calls == ["load b.ogg", "seek 12.0 seconds", "play"])
+    }
+
+    /// What a restart resumes is told at every jump, even while playing on, and at each
+    /// checkpoint while playing; nothing wakes up while paused.
+    @Test(.timeLimit(.minutes(1))) func observersHearEveryJumpAndACheckpointWhilePlayingOnly() async throws {
+        var configuration = QueuePlayer.Configuration()
+        configuration.positionCheckpointInterval = .milliseconds(100)
+        let p = await ScriptedPlayer(["a", "b", "c"], configuration: configuration)
+        let (snapshots, continuation) = AsyncStream.makeStream(of: PlayerSnapshot.self)
+        await p.player.observeChanges { continuation.yield($0) }
+        var heard = snapshots.makeAsyncIterator()
+
+        _ = await p.commands.playCommand.perform()
+        #expect(await heard.next()?.currentIdentifier == "a")
+        _ = await p.commands.nextTrackCommand.perform()
+        var next = await heard.next()
+        while next?.currentIdentifier == "a" { next = await heard.next() }
+        #expect(next?.currentIdentifier == "b", "a track change while playing is told")
+        _ = await p.commands.changePlaybackPositionCommand.perform(
+            ChangePlaybackPositionCommandEvent(positionTime: .seconds(42)))
+        var seeked = await heard.next()
+        while let snapshot = seeked, snapshot.positionMilliseconds < 42_000 { seeked = await heard.next() }
+        #expect(seeked?.positionMilliseconds ?? 0 >= 42_000, "a seek while playing is told")
+        // Checkpoints follow while playing, with the position advancing.
+        let first = await heard.next()
+        let second = await heard.next()
+        #expect((second?.positionMilliseconds ?? 0) > (first?.positionMilliseconds ?? .max))
+
+        _ = await p.commands.pauseCommand.perform()
+        var paused = await heard.next()
+        while paused != nil, await p.player.playbackState != .paused { paused = await heard.next() }
+        // Paused: ten checkpoint intervals pass with nothing to tell.
+        let quiet = Task {
+            try await Task.sleep(for: .seconds(1))
+            continuation.finish()
+        }
+        var afterPause = 0
+        while await heard.next() != nil { afterPause += 1 }
+        _ = try await quiet.value
+        #expect(afterPause <= 1, "\(afterPause) checkpoints while paused")
     }
 
     @Test func openingAURLPlaysItAfterTheCurrentItem() async throws {

@@ -1,0 +1,82 @@
+import DBusTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// The daemon when the world fails it: killed, its folders full or unwritable, its index damaged.
+/// Each test checks what a user sees afterwards.
+@Suite(.timeLimit(.minutes(2))) struct FaultTests {
+    /// Waits until `file` exists and `holds` accepts its contents, for at most `timeout`.
+    static func waitForFile(_ file: String, timeout: Duration = .seconds(10), _ holds: (String) -> Bool) async throws
+        -> String
+    {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let text = try? String(contentsOfFile: file, encoding: .utf8), holds(text) { return text }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("\(file) never held what was expected: \((try? String(contentsOfFile: file, encoding: .utf8)) ?? "no file")")
+        return ""
+    }
+
+    /// A power cut or a SIGKILL while playing: the restart resumes the track that played, near
+    /// where it was, though nothing was saved on the way out.
+    @Test func afterSIGKILLTheRestartResumesTheTrackAndPosition() async throws {
+        let library = try await GeneratedLibrary.make(seconds: 20)
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            _ = try await DaemonFixture.scan(library).check()
+            let first = try await DaemonFixture.start(on: bus, library: library)
+            _ = try await first.playerctl("play")
+            _ = try await first.playerctl("next")
+            _ = try await first.playerctl("position", "12")
+            #expect(try await first.playerctl("metadata", "title") == "Tone 2")
+            // Saved as it happened, while playing on: no pause, no stop, no queue change.
+            _ = try await Self.waitForFile(first.stateDirectory + "/resume.json") { text in
+                let saved = Self.resumePoint(in: text)
+                return saved?.identifier == library.tracks[1].path && saved?.milliseconds ?? 0 >= 12_000
+            }
+            kill(first.process.pid, SIGKILL)
+            _ = await first.process.waitForExit()
+
+            let second = try await DaemonFixture.start(on: bus, library: library)
+            #expect(try await second.playerctl("metadata", "title") == "Tone 2")
+            #expect(try await second.playerctl("status") == "Paused")
+            let position = try #require(Double(try await second.playerctl("position")))
+            #expect(position >= 12 && position < 20, "resumed at \(position)")
+            try await second.stop()
+        }
+    }
+
+    /// The entry and position a `resume.json` names.
+    static func resumePoint(in json: String) -> (identifier: String, milliseconds: Int)? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+            let identifier = object["currentIdentifier"] as? String, let position = object["positionMilliseconds"] as? Int
+        else { return nil }
+        return (identifier, position)
+    }
+
+    /// A state folder that cannot be written (here: a file is where the folder should be) costs
+    /// the resume point, never playback, and is said once in the log, not at every change.
+    @Test func anUnwritableStateFolderIsReportedOnceAndPlaybackGoesOn() async throws {
+        let library = try await GeneratedLibrary.make()
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            _ = try await DaemonFixture.scan(library).check()
+            let stateFolder = library.folder.path + "/state"
+            try Data("not a folder".utf8).write(to: URL(filePath: stateFolder))
+            let daemon = try await DaemonFixture.start(on: bus, library: library)
+            _ = try await daemon.playerctl("play")
+            _ = try await daemon.playerctl("next")
+            _ = try await daemon.playerctl("volume", "0.4")
+            _ = try await daemon.playerctl("pause")
+            #expect(try await daemon.playerctl("status") == "Paused")
+            #expect(try await daemon.playerctl("metadata", "title") == "Tone 2")
+            try await daemon.stop()
+            let reports = daemon.process.capturedStdout.split(separator: "\n").filter { $0.contains("cannot save the player's state") }
+            #expect(reports.count == 1, "\(reports)")
+            #expect(reports.first?.contains("cannot save the player's state in \(stateFolder)") == true)
+            #expect(reports.first?.contains("CocoaError") == false, "a sentence, not an error dump: \(reports)")
+        }
+    }
+}
