@@ -34,10 +34,25 @@ final class LibraryIndex {
         }
     }
 
+    /// Opens an existing index that cannot be written (a full or read-only disk) to read what it
+    /// holds; throws when it is not an index of this version for `root`, since it cannot be rebuilt.
+    static func openReadOnly(path: String, root: String) throws(SQLiteError) -> LibraryIndex {
+        let index = try LibraryIndex(path: path, root: root, immutable: true)
+        let version = try index.database.integer("PRAGMA user_version") ?? 0
+        guard version == schemaVersion, try index.indexedRootFolder() == root else {
+            throw SQLiteError(code: 8 /* SQLITE_READONLY */, message: "it indexes another folder or version, and cannot be rebuilt")
+        }
+        return index
+    }
+
     /// Opens a further connection to an index that ``open(path:root:)`` prepared.
-    init(path: String, root: String) throws(SQLiteError) {
-        database = try SQLiteDatabase(path: path)
+    init(path: String, root: String, immutable: Bool = false) throws(SQLiteError) {
+        database = try SQLiteDatabase(path: path, immutable: immutable)
         self.root = root
+        guard !immutable else {
+            try database.execute("PRAGMA cache_size = -1024; PRAGMA mmap_size = 268435456")
+            return
+        }
         // WAL lets the reader connection query while a scan writes; NORMAL is durable enough
         // for a cache and spares an fsync per commit. A small page cache keeps the daemon lean.
         // Memory-mapped reads skip a copy per page, and the pages they touch belong to the

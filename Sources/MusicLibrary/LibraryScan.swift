@@ -28,6 +28,7 @@ extension MusicLibrary {
     ///   ``MusicLibraryError/scanInProgress``, ``MusicLibraryError/index(_:)``,
     ///   ``MusicLibraryError/discovererUnavailable(_:)``, or `CancellationError`.
     public func scan(progress: (@Sendable (ScanProgress) -> Void)? = nil) async throws -> ScanSummary {
+        guard !isReadOnly else { throw MusicLibraryError.index("the index \(indexPath) cannot be written") }
         guard !isScanning.exchange(true, ordering: .acquiringAndReleasing) else {
             throw MusicLibraryError.scanInProgress
         }

@@ -25,9 +25,13 @@ public final class MusicLibrary: Sendable {
     public let root: String
     /// The index file.
     public let indexPath: String
-    /// Why the index file found at ``indexPath`` was replaced (it was damaged or not a database),
-    /// or nil when it opened cleanly. A replaced index is empty until the next scan.
+    /// Why the index file found at ``indexPath`` was replaced (it was damaged or not a database)
+    /// or is only read (see ``isReadOnly``), or nil when it opened cleanly. A replaced index is
+    /// empty until the next scan.
     public let indexRecovery: String?
+    /// Whether the index could only be opened for reading, as on a full or read-only disk: its
+    /// tracks are served, and scans fail until it can be written again.
+    public let isReadOnly: Bool
     /// How long the discoverer may take over one file.
     public let discoveryTimeout: Duration
 
@@ -45,20 +49,41 @@ public final class MusicLibrary: Sendable {
     /// library, is emptied too. Neither is an error: the next ``scan(progress:)`` rebuilds it.
     /// The root need not exist yet.
     ///
+    /// An index that exists but cannot be written (the disk is full or read-only) is opened
+    /// for reading: see ``isReadOnly``. `indexPath` `:memory:` is an empty index in memory that
+    /// takes no scan, for a library that has nowhere to keep one.
+    ///
     /// Throws ``MusicLibraryError/cannotCreateFolder(_:reason:)`` or
     /// ``MusicLibraryError/index(_:)`` when the index cannot be opened at all (no permission).
     public init(root: String, indexPath: String, discoveryTimeout: Duration = .seconds(10)) throws {
         let root = LibraryPath.absolute(root)
-        let indexPath = LibraryPath.absolute(indexPath)
-        if let slash = indexPath.lastIndex(of: "/"), slash != indexPath.startIndex {
+        let inMemory = indexPath == ":memory:"
+        let indexPath = inMemory ? indexPath : LibraryPath.absolute(indexPath)
+        if !inMemory, let slash = indexPath.lastIndex(of: "/"), slash != indexPath.startIndex,
+            access(String(indexPath[..<slash]), F_OK) != 0
+        {
             try LibraryPath.makeFolders(String(indexPath[..<slash]))
         }
         do {
             let (writer, recovery) = try LibraryIndex.open(path: indexPath, root: root)
-            let reader = try LibraryIndex(path: indexPath, root: root)
+            // Each connection to `:memory:` is a database of its own: the reader's stays empty, so
+            // an index in memory takes no scan.
+            let reader =
+                inMemory ? try LibraryIndex.open(path: indexPath, root: root).index : try LibraryIndex(path: indexPath, root: root)
             self.writer = Mutex(writer)
             self.reader = Mutex(reader)
             indexRecovery = recovery
+            isReadOnly = inMemory
+        } catch where error.isUnwritable && !inMemory && access(indexPath, R_OK) == 0 {
+            // The index is a cache: on a full or read-only disk, serve what it holds.
+            do {
+                self.writer = Mutex(try LibraryIndex.openReadOnly(path: indexPath, root: root))
+                self.reader = Mutex(try LibraryIndex.openReadOnly(path: indexPath, root: root))
+            } catch {
+                throw MusicLibraryError.index("\(indexPath) cannot be written (\(error.message)) nor read")
+            }
+            indexRecovery = "the index \(indexPath) cannot be written (\(error.message)): its tracks are served, and the library is not rescanned until it can be"
+            isReadOnly = true
         } catch {
             throw MusicLibraryError.index(error.description)
         }

@@ -16,7 +16,18 @@ struct SQLiteError: Error, CustomStringConvertible {
     /// The file is not a database, or its contents are damaged.
     var isCorruption: Bool { code == SQLITE_CORRUPT || code == SQLITE_NOTADB }
 
+    /// The file could not be written: the disk is full or read-only, or the folder is not ours.
+    var isUnwritable: Bool {
+        [SQLITE_FULL, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_PERM, SQLITE_AUTH].contains(code)
+    }
+
     var description: String { "SQLite error \(code): \(message)" }
+}
+
+extension String {
+    fileprivate func leftPadded(to length: Int) -> String {
+        count >= length ? self : String(repeating: "0", count: length - count) + self
+    }
 }
 
 /// A value bound to a statement parameter.
@@ -40,11 +51,17 @@ final class SQLiteDatabase {
     /// Prepared statements by their SQL text, reused for the connection's life.
     private var statements: [String: OpaquePointer] = [:]
 
-    /// Opens (creating if needed) the database file at `path`.
-    init(path: String) throws(SQLiteError) {
+    /// Opens (creating if needed) the database file at `path`; with `immutable`, only reads it,
+    /// taking no lock and writing nothing (no journal, no shared memory), as a file on a full or
+    /// read-only disk must be read. `:memory:` is a database in memory, as SQLite has it.
+    init(path: String, immutable: Bool = false) throws(SQLiteError) {
         var connection: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let result = sqlite3_open_v2(path, &connection, flags, nil)
+        let flags =
+            immutable
+            ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX
+            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let name = immutable ? "file:" + Self.uriEscaped(path) + "?immutable=1" : path
+        let result = sqlite3_open_v2(name, &connection, flags, nil)
         guard result == SQLITE_OK, let connection else {
             let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
             sqlite3_close_v2(connection)
@@ -53,6 +70,20 @@ final class SQLiteDatabase {
         self.connection = connection
         // Another connection of this process may be checkpointing; wait instead of failing.
         sqlite3_busy_timeout(connection, 5000)
+    }
+
+    /// `path` as the path of a `file:` URI: the characters a URI gives meaning to, escaped.
+    private static func uriEscaped(_ path: String) -> String {
+        var escaped = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0..<0x21, 0x7F...:
+                escaped += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            default:
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        return escaped
     }
 
     deinit {

@@ -84,8 +84,16 @@ struct BridgeService: Service {
         logger.info(
             "serving \(settings.library) as \(name)",
             metadata: ["try": "playerctl -p \(settings.playerName) play | pause | next | metadata | status"])
-        let library = try MusicLibrary(root: settings.library, indexPath: settings.indexPath)
+        let library: MusicLibrary
+        do {
+            library = try MusicLibrary(root: settings.library, indexPath: settings.indexPath)
+        } catch {
+            // The index is a cache: without one the player still serves, with an empty library.
+            logger.warning("\(error); serving an empty library until a restart can open it")
+            library = try MusicLibrary(root: settings.library, indexPath: ":memory:")
+        }
         if let recovery = library.indexRecovery { logger.warning("\(recovery)") }
+        let scansAtStart = settings.scansAtStart && !library.isReadOnly
         let items = QueueItems(library: library, coverDirectory: settings.cacheDirectory + "/covers")
         opened.set(items)
 
@@ -100,13 +108,13 @@ struct BridgeService: Service {
         if await player.itemCount == 0 { await fillQueue(player, with: tracks, items: items) }
         let tree = try await publishTree(
             content, tracks: tracks, library: library, items: items, player: player, nowPlaying: nowPlaying,
-            connection: connection)
+            connection: connection, scansAtStart: scansAtStart)
         let queued = await player.itemCount
         // Building the queue freed more than it kept; give it back rather than hold it while idle.
         _ = malloc_trim(0)
         logger.info("ready: \(queued) entries queued")
         let scan = Task {
-            guard settings.scansAtStart else { return }
+            guard scansAtStart else { return }
             do {
                 try await ScanProcess(arguments: scanArguments).run()
                 let tracks = try library.tracks()
@@ -164,13 +172,13 @@ struct BridgeService: Service {
     /// `org.gnome.UPnP.MediaServer2.<name>`; its playable containers become MPRIS playlists.
     private func publishTree(
         _ manager: PlayableContentManager, tracks: [Track], library: MusicLibrary, items: QueueItems,
-        player: QueuePlayer, nowPlaying: NowPlayingInfoCenter, connection: Connection
+        player: QueuePlayer, nowPlaying: NowPlayingInfoCenter, connection: Connection, scansAtStart: Bool
     ) async throws -> PublishedTree {
         let content = LibraryContent(
             tracks: tracks, playlists: (try? library.playlists()) ?? [], libraryName: settings.library,
             artworkURL: { items.knownCoverURL(for: $0) })
         if tracks.isEmpty {
-            content.setStatus(settings.scansAtStart ? .indexing : .unavailable("No music found in \(settings.library)"))
+            content.setStatus(scansAtStart ? .indexing : .unavailable("No music found in \(settings.library)"))
         }
         let delegate = ContentPlayer(content: content, player: player, items: { items }, logger: logger)
         manager.delegate = delegate

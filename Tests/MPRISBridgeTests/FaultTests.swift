@@ -79,4 +79,43 @@ import Testing
             #expect(reports.first?.contains("CocoaError") == false, "a sentence, not an error dump: \(reports)")
         }
     }
+    /// A cache disk full to the last byte when the daemon starts: the index is only a cache, so
+    /// the daemon serves what it holds, says so once, and does not try to rescan into it.
+    @Test func aFullCacheDiskAtStartServesTheIndexAsItIs() async throws {
+        let library = try await GeneratedLibrary.make()
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            _ = try await DaemonFixture.scan(library).check()
+            let cache = library.folder.path + "/cache"
+            // The cache on a small tmpfs filled up, in a mount namespace of the daemon's own,
+            // which goes away with it.
+            let script = """
+                set -e
+                cp "$1/index.sqlite" "$1.copy"
+                mount -t tmpfs -o size=1m tmpfs "$1"
+                cp "$1.copy" "$1/index.sqlite"
+                dd if=/dev/zero of="$1/filler" bs=4096 2>/dev/null || true
+                shift
+                exec "$@" 2>&1
+                """
+            let process = try bus.spawn(
+                "unshare",
+                [
+                    "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", cache, daemonExecutable,
+                    "--library", library.path, "--cache-dir", cache, "--state-dir", library.folder.path + "/state",
+                    "--audio-sink", "fakesink sync=true",
+                ])
+            defer { process.kill() }
+            _ = try await process.waitForLine(timeout: .seconds(20)) { $0.contains("ready:") }
+            let daemon = DaemonFixture(bus: bus, library: library, process: process)
+            #expect(try await daemon.playerctl("metadata", "title") == "Tone 1")
+            _ = try await daemon.playerctl("play")
+            #expect(try await daemon.playerctl("status") == "Playing")
+            #expect(try await daemon.client("titles") == ["Tone 1|Tone 2|Tone 3"])
+            try await daemon.stop()
+            let warnings = process.capturedStdout.split(separator: "\n").filter { $0.contains(" warning ") || $0.contains(" error ") }
+            #expect(warnings.count == 1, "\(warnings)")
+            #expect(warnings.first?.contains("the index \(cache)/index.sqlite cannot be written") == true, "\(warnings)")
+        }
+    }
 }
