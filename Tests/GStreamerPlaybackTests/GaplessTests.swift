@@ -13,17 +13,19 @@ import Testing
 /// Hands over each URL of a list once, in order, as a play queue would.
 final class QueueProvider: Sendable {
     private let queue: Mutex<[URL]>
-    private let calls = Mutex(0)
+    private let calls = Mutex<[ContinuousClock.Instant]>([])
 
     init(_ urls: [URL]) { queue = Mutex(urls) }
 
     /// How often the engine asked.
-    var callCount: Int { calls.withLock { $0 } }
+    var callCount: Int { calls.withLock { $0.count } }
+    /// When the engine first asked.
+    var firstCall: ContinuousClock.Instant? { calls.withLock { $0.first } }
 
     /// The next URL, which stays next until `advance()` (the consumer's reaction to
     /// `.streamStarted`).
     func next() -> URL? {
-        calls.withLock { $0 += 1 }
+        calls.withLock { $0.append(.now) }
         return queue.withLock { $0.first }
     }
 
@@ -96,10 +98,11 @@ final class QueueProvider: Sendable {
         try await engine.seek(to: .seconds(1))
         let playRequested = ContinuousClock.now
         try await engine.play()
-        // A local file is read about a second ahead: the provider is asked while the first plays.
-        #expect(provider.callCount == 0)
         let started = try await log.first { $0 == .streamStarted(second) }
+        // A local file is read about a second ahead: the provider is asked once, while the first
+        // plays, not while it prerolled.
         #expect(provider.callCount == 1)
+        #expect(try #require(provider.firstCall) > playRequested)
         // The 2 s left of the first item play before the second starts. Events reach this task
         // late on a busy machine, never early; the stream start reaches the output when the
         // last buffer of the first item (0.1 s) starts playing.

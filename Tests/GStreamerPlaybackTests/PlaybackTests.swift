@@ -108,10 +108,11 @@ import Testing
         // What plays after the seek's flush starts exactly there.
         try await output.wait { output in output.streams.last?.first?.flushes == 2 }
         #expect(output.streams.last?.first?.position == .milliseconds(500), "\(output.summary)")
-        // The seek passed through PAUSED without reporting it.
+        // The seek passed through PAUSED without reporting it (the item may have ended since, on
+        // a slow machine: that is reported, and is not a pause).
         let reported = try await log.first { $0 == .stateChanged(.playing) }
         try await Task.sleep(for: .milliseconds(100))
-        #expect(log.count == reported.index + 1, "\(log.events)")
+        #expect(!log.events[(reported.index + 1)...].contains(.stateChanged(.paused)), "\(log.events)")
     }
 
     @Test func seekOutsideTheItemIsRefused() async throws {
@@ -216,10 +217,13 @@ import Testing
             await engine.stop()
             #expect(engine.position == nil)
             if round.isMultiple(of: 2) {
+                let played = ContinuousClock.now
                 try await engine.play()  // the stopped item again, from its start
-                // Within the first half of the 2 s item: the read follows play() by however long
-                // a loaded machine takes to schedule this task (over 500 ms in one CI run).
-                #expect(try #require(engine.position) < .seconds(1))
+                // From its start: no further than the clock went since play() was asked, however
+                // late a loaded machine schedules this task. Nil once the 2 s item has ended.
+                if let position = engine.position {
+                    #expect(position <= ContinuousClock.now - played + .milliseconds(50), "at \(position)")
+                }
                 await engine.stop()
             }
             try await engine.load(round.isMultiple(of: 3) ? second : first)

@@ -69,7 +69,12 @@ struct MediaServer {
         let url = server.url("drop", file)
         // 90 % arrives at once (enough to buffer), then the server closes after a second.
         try await engine.load(url)
-        try await engine.play()
+        do {
+            try await engine.play()
+        } catch {
+            // On a slow machine the second passed before play(): the drop unloaded the item.
+            guard error.kind == .notLoaded else { throw error }
+        }
         let failure = try await log.first { $0.isError }.entry.event.playbackError
         #expect(failure?.kind == .network)
         #expect(failure?.url == url)

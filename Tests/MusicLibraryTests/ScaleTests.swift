@@ -9,12 +9,13 @@ import Testing
 
 @testable import MusicLibrary
 
-/// Figures with generous thresholds (the suite runs debug builds on a loaded two-core machine);
-/// each prints what it measured.
-@Suite struct PerformanceTests {
+/// Large libraries: what comes out is right, whatever the machine's load. Each prints what it
+/// measured; the figures themselves are the benchmarks' (`Scripts/benchmark`), since a test that
+/// needs a quiet machine is a benchmark.
+@Suite struct ScaleTests {
     /// 200 files (copies of five generated ones under different names) read cold, then an
     /// unchanged rescan that reads nothing.
-    @Test func indexesTwoHundredFilesAndRescansThemFast() async throws {
+    @Test func indexesTwoHundredFilesAndARescanReadsNone() async throws {
         let folder = try LibraryFolder("two-hundred")
         defer { folder.remove() }
         let formats = TestMedia.Format.allCases
@@ -49,12 +50,11 @@ import Testing
             "MusicLibrary: 200 files cold \(cold.duration.milliseconds) ms (\(Int(filesPerSecond)) files/s), "
                 + "unchanged rescan \(warm.duration.milliseconds) ms, "
                 + "after reopening \(reopened.duration.milliseconds) ms")
-        #expect(filesPerSecond > 20)
-        #expect(warm.duration < .milliseconds(500))
+        // How fast is a benchmark's question (DaemonBenchmark); here, that a rescan reads nothing.
     }
 
     /// `tracks()` over 10,000 rows inserted without reading files.
-    @Test func listsTenThousandTracksInMilliseconds() throws {
+    @Test func listsTenThousandTracksInOrder() throws {
         let folder = try LibraryFolder("ten-thousand")
         defer { folder.remove() }
         let library = try folder.open()
@@ -93,7 +93,6 @@ import Testing
         #expect(tracks.first?.albumArtists == ["Artist 0"])
         #expect(tracks.first?.genres == ["Rock", "Pop"])
         #expect(tracks.filter { $0.artwork != nil }.count > 3000)
-        #expect(best < .milliseconds(500))
     }
 }
 
