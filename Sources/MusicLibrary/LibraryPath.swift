@@ -57,12 +57,13 @@ enum LibraryPath {
         return String(name[..<dot])
     }
 
-    /// Creates `path` and any missing parent folders (mode 0755). Throws the system's reason.
+    /// Creates `path` and any missing parent folders, mode 0700: the index tells what the user
+    /// listens to, so only the user reads it. Throws the system's reason.
     static func makeFolders(_ path: String) throws(MusicLibraryError) {
         var current = ""
         for part in normalised(path).split(separator: "/") {
             current += "/" + part
-            if mkdir(current, 0o755) != 0 && errno != EEXIST {
+            if mkdir(current, 0o700) != 0 && errno != EEXIST {
                 throw MusicLibraryError.cannotCreateFolder(current, reason: String(cString: strerror(errno)))
             }
         }
