@@ -128,16 +128,23 @@ struct BridgeService: Service {
         }
         defer { scan.cancel() }
 
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await gracefulShutdown() }
-            group.addTask {
-                for await event in connection.events() where event == .disconnected { break }
-                throw BusLost()
+        var busLost: BusLost?
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await gracefulShutdown() }
+                group.addTask {
+                    for await event in connection.events() where event == .disconnected { break }
+                    throw BusLost()
+                }
+                try await group.next()
+                group.cancelAll()
             }
-            try await group.next()
-            group.cancelAll()
+            logger.info("shutting down")
+        } catch let lost as BusLost {
+            // Saved like any shutdown; the exit status then says it failed, so systemd restarts it.
+            logger.error("\(lost): saving the state and exiting")
+            busLost = lost
         }
-        logger.info("shutting down")
         await store.close(with: await player.snapshot)
         // The state is saved; the rest must not keep a stopping daemon alive (systemd would
         // wait 90 s before killing it).
@@ -155,6 +162,7 @@ struct BridgeService: Service {
         }
         await cleanUp.value
         deadline.cancel()
+        if let busLost { throw busLost }
     }
 
     private var scanArguments: [String] {

@@ -118,4 +118,47 @@ import Testing
             #expect(warnings.first?.contains("the index \(cache)/index.sqlite cannot be written") == true, "\(warnings)")
         }
     }
+    /// The bus going away (a crashed or restarted dbus-daemon): the daemon saves where it was and
+    /// exits with a failure status, so a service manager restarts it.
+    @Test func losingTheBusSavesTheStateAndExitsWithAFailure() async throws {
+        let library = try await GeneratedLibrary.make(seconds: 20)
+        defer { library.remove() }
+        let bus = try await PrivateBus.start()
+        _ = try await DaemonFixture.scan(library).check()
+        let daemon = try await DaemonFixture.start(on: bus, library: library)
+        defer { daemon.process.kill() }
+        _ = try await daemon.playerctl("play")
+        _ = try await daemon.playerctl("position", "7")
+        await bus.stop()
+        let status = await daemon.process.waitForExit()
+        #expect(status != 0)
+        #expect(daemon.process.capturedStdout.contains("lost the connection to the message bus: saving the state"))
+        let saved = try #require(try? String(contentsOfFile: daemon.stateDirectory + "/resume.json", encoding: .utf8))
+        let point = try #require(Self.resumePoint(in: saved))
+        #expect(point.identifier == library.tracks[0].path)
+        #expect(point.milliseconds >= 7_000, "\(saved)")
+    }
+
+    /// A file replaced by garbage after it was queued is skipped with a reason; the next plays.
+    @Test func aFileCorruptedWhileQueuedIsSkipped() async throws {
+        try await DaemonFixture.with { daemon in
+            let second = daemon.library.path + "/" + daemon.library.tracks[1].path
+            try Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7919) }).write(to: URL(filePath: second))
+            _ = try await daemon.playerctl("play")
+            _ = try await daemon.playerctl("next")
+            _ = try await daemon.process.waitForLine { $0.contains("cannot play") && $0.contains("Tone%202") }
+            #expect(try await daemon.playerctl("metadata", "title") == "Tone 3")
+            #expect(try await daemon.playerctl("status") == "Playing")
+        }
+    }
+
+    /// An audio output that cannot start: commands fail with a reason, and the daemon stays up.
+    @Test func anAudioSinkThatFailsLeavesTheDaemonAnswering() async throws {
+        try await DaemonFixture.with(arguments: ["--audio-sink", "fakesink state-error=ready-to-paused"]) { daemon in
+            let played = try await daemon.client("call", "player", "Play")
+            #expect(played.first?.hasPrefix("error org.mprisbridge.Error.") == true, "\(played)")
+            #expect(try await daemon.playerctl("status") == "Stopped")
+            #expect(try await daemon.client("titles") == ["Tone 1|Tone 2|Tone 3"])
+        }
+    }
 }
