@@ -161,4 +161,22 @@ import Testing
             #expect(try await daemon.client("titles") == ["Tone 1|Tone 2|Tone 3"])
         }
     }
+    /// A damaged index (a crash mid-write, a bad disk) is a cache: rebuilt by the start's rescan,
+    /// said in the log, and the library is back.
+    @Test func aCorruptedIndexIsRebuiltAtStart() async throws {
+        let library = try await GeneratedLibrary.make()
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            _ = try await DaemonFixture.scan(library).check()
+            let index = library.folder.path + "/cache/index.sqlite"
+            let handle = try FileHandle(forWritingTo: URL(filePath: index))
+            try handle.write(contentsOf: Data(repeating: 0x5A, count: 4096))
+            try handle.close()
+            let daemon = try await DaemonFixture.start(on: bus, library: library)
+            _ = try await daemon.process.waitForLine { $0.contains("the media tree shows the scan's 3 tracks") }
+            #expect(daemon.process.capturedStdout.contains("was damaged"), "\(daemon.process.capturedStdout)")
+            #expect(try await daemon.client("titles") == ["Tone 1|Tone 2|Tone 3"])
+            try await daemon.stop()
+        }
+    }
 }
