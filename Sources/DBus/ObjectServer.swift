@@ -4,8 +4,15 @@ import Synchronization
 public enum CallOrdering: Sendable {
     /// One at a time, in the order they arrived; a call's handler starts when the previous one has replied.
     case serial
-    /// Each call runs as soon as it arrives, alongside the others.
+    /// Calls run alongside each other as they arrive, at most
+    /// ``CallOrdering/maximumConcurrentCalls`` at a time per object (or
+    /// subtree); the rest wait their turn in arrival order. The bound keeps
+    /// what a flood of calls costs (each running handler holds its reply)
+    /// from growing with the flood.
     case concurrent
+
+    /// How many calls of one object exported `.concurrent` run at once.
+    public static let maximumConcurrentCalls = 32
 }
 
 /// Who is calling, available to a method handler as ``MethodCallContext/current``.
@@ -85,6 +92,8 @@ struct SubtreeRegistration: Sendable {
 final class JobRunner: Sendable {
     typealias Job = @Sendable () async -> Void
     private let serialQueue: AsyncStream<Job>.Continuation?
+    /// For `.concurrent`: how many jobs run, and those waiting for a turn, oldest first.
+    private let concurrent = Mutex<(running: Int, waiting: [Job], next: Int)>((0, [], 0))
 
     init(_ ordering: CallOrdering) {
         switch ordering {
@@ -100,7 +109,43 @@ final class JobRunner: Sendable {
     }
 
     func submit(_ job: @escaping Job) {
-        if let serialQueue { serialQueue.yield(job) } else { Task { await job() } }
+        if let serialQueue {
+            serialQueue.yield(job)
+            return
+        }
+        let startsNow = concurrent.withLock { state in
+            guard state.running < CallOrdering.maximumConcurrentCalls else {
+                state.waiting.append(job)
+                return false
+            }
+            state.running += 1
+            return true
+        }
+        if startsNow { start(job) }
+    }
+
+    private func start(_ job: @escaping Job) {
+        Task {
+            await job()
+            // The finished job's turn passes to the oldest waiting one.
+            let next: Job? = concurrent.withLock { state in
+                guard state.next < state.waiting.count else {
+                    state.running -= 1
+                    state.waiting = []
+                    state.next = 0
+                    return nil
+                }
+                let job = state.waiting[state.next]
+                state.next += 1
+                // Now and then drop the jobs already started, so the array does not keep them.
+                if state.next >= 64 && state.next * 2 >= state.waiting.count {
+                    state.waiting.removeFirst(state.next)
+                    state.next = 0
+                }
+                return job
+            }
+            if let next { start(next) }
+        }
     }
 
     /// Lets queued jobs finish, then ends the serial task.

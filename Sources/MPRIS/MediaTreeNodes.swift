@@ -327,12 +327,16 @@ struct MediaTreeNodes: Sendable {
             entries.map { .dictionary(key: .string, value: .variant, properties(of: $0, filter: filter)) })
     }
 
+    /// The most rows one listing or search returns, whatever `Max` asks (0 included): about
+    /// 6 MB with every property. A client pages past it with `Offset`, as `ChildCount` tells it to.
+    static let maximumRows = 5_000
+
     private static func window(_ body: [DBusValue], from start: Int) throws -> (Int, Int?, Filter) {
         guard case .uint32(let offset) = body[start], case .uint32(let maximum) = body[start + 1],
             case .array(_, let names) = body[start + 2]
         else { throw DBusError(.invalidArgs, "Expected offset, max and filter") }
         let filter = Filter(names.compactMap { if case .string(let name) = $0 { name } else { nil } })
-        return (Int(offset), maximum == 0 ? nil : Int(maximum), filter)
+        return (Int(offset), maximum == 0 ? maximumRows : min(Int(maximum), maximumRows), filter)
     }
 }
 

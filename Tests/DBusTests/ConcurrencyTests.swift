@@ -1,5 +1,6 @@
 import DBus
 import DBusTestSupport
+import Synchronization
 import Testing
 
 /// Many callers at once, and the order of calls to one object.
@@ -55,6 +56,41 @@ import Testing
             let output = try await fixture.bus.python(script)
             #expect(output.stdout == "[300, 1, 100]\n", "\(output.stderr)")
             #expect(fixture.test.record.sleepOrder.withLock { $0 } == [300, 1, 100])
+        }
+    }
+    /// A flood of calls to a concurrent object runs at most `maximumConcurrentCalls` handlers at
+    /// once; the others wait their turn, and every call gets its reply.
+    @Test func aConcurrentObjectRunsABoundedNumberOfCallsAtOnce() async throws {
+        try await withTestService { fixture in
+            let interface = Interface("org.mprisbridge.Slow1")
+            let running = Mutex((now: 0, most: 0))
+            interface.method("Wait", arguments: [], results: ["done"]) { () async -> Bool in
+                running.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+                try? await Task.sleep(for: .milliseconds(200))
+                running.withLock { $0.now -= 1 }
+                return true
+            }
+            try fixture.service.export(interface, at: "/org/mprisbridge/Slow", ordering: .concurrent)
+            let script = """
+                import dbus, dbus.mainloop.glib
+                from gi.repository import GLib
+                dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+                loop = GLib.MainLoop()
+                slow = dbus.Interface(dbus.SessionBus().get_object("org.mprisbridge.Test", "/org/mprisbridge/Slow"), "org.mprisbridge.Slow1")
+                replies = []
+                def done(value):
+                    replies.append(bool(value))
+                    if len(replies) == 200:
+                        print(len(replies), all(replies), flush=True)
+                        loop.quit()
+                for _ in range(200):
+                    slow.Wait(reply_handler=done, error_handler=lambda e: (print(e), loop.quit()))
+                loop.run()
+                """
+            let output = try await fixture.bus.python(script)
+            #expect(output.stdout == "200 True\n", "\(output.stderr)")
+            let most = running.withLock { $0.most }
+            #expect(most == CallOrdering.maximumConcurrentCalls, "\(most) ran at once")
         }
     }
 }

@@ -119,6 +119,23 @@ import Testing
         }
     }
 
+    /// However many rows a client asks for (0 is "all"), a reply holds at most 5,000: the size of
+    /// a reply is bounded, and `ChildCount` tells the client to page on.
+    @Test func aListingReturnsAtMostFiveThousandRowsAndPagesOn() async throws {
+        let big = TestNode.container("big", "Big", (0..<6_000).map { .track("t\($0)", "Track \($0)") })
+        try await withMediaTree([big]) { tree in
+            let lines = try await tree.client(
+                ["get", F.path("big"), "org.gnome.UPnP.MediaContainer2", "ChildCount"],
+                ["list", F.path("big"), "0", "0", "children", "Path"],
+                ["list", F.path("big"), "0", "4294967295", "items", "Path"],
+                ["list", F.path("big"), "5000", "0", "children", "Path"])
+            #expect(lines[0] == "UInt32 6000")
+            #expect(lines[1].split(separator: " ").count == 5_000)
+            #expect(lines[2].split(separator: " ").count == 5_000)
+            #expect(lines[3].split(separator: " ").count == 1_000)
+        }
+    }
+
     /// MediaServer2 has no type for a row that is neither playable nor a container, so an
     /// informative row is an empty container, and it answers as one.
     @Test func anInformativeRowAnswersEveryContainerMethodAsAnEmptyContainer() async throws {
