@@ -41,6 +41,10 @@ public actor QueuePlayer {
         public var skipIntervals: [Duration] = [.seconds(10)]
         /// Past this position, "previous" restarts the item instead of going back.
         public var restartThreshold: Duration = .seconds(3)
+        /// The most entries the queue holds. A remote's "open" or "add track"
+        /// past it is refused, and ``QueuePlayer/replaceQueue(with:startingAt:play:)``
+        /// keeps the first this many: any client may add, and every entry costs memory.
+        public var maximumQueueLength = 65_536
         /// While playing, how often observers of ``QueuePlayer/observeChanges(_:)``
         /// hear the position, so a saved state is never older than this after a
         /// crash or a power cut. Nothing wakes up while paused or stopped.
@@ -242,7 +246,7 @@ public actor QueuePlayer {
     {
         await sequenced { player in
             await player.unload()
-            player.queue.replace(with: items, currentIndex: index)
+            player.queue.replace(with: Array(items.prefix(player.configuration.maximumQueueLength)), currentIndex: index)
             player.queueChanged()
             player.setPosition(.zero, state: .stopped)
             return play ? await player.play() : .success
@@ -427,6 +431,7 @@ public actor QueuePlayer {
 
     /// Plays `url` now: it goes after the current entry and becomes current.
     private func open(_ url: URL) async -> RemoteCommandHandlerStatus {
+        if let full = queueIsFull { return full }
         let item: QueueItem
         do {
             item = try await resolve(url)
@@ -452,7 +457,14 @@ public actor QueuePlayer {
         return await startPlayback(resumingAt: .zero)
     }
 
+    /// The refusal of one more entry when the queue holds its maximum, or nil when there is room.
+    private var queueIsFull: RemoteCommandHandlerStatus? {
+        guard queue.count >= configuration.maximumQueueLength else { return nil }
+        return .notPlayable(reason: "the queue is full (\(configuration.maximumQueueLength) entries)")
+    }
+
     private func addItem(url: URL, after: String?, playsImmediately: Bool) async -> RemoteCommandHandlerStatus {
+        if let full = queueIsFull { return full }
         let item: QueueItem
         do {
             item = try await resolve(url)

@@ -356,6 +356,25 @@ func queueItems(_ names: [String]) -> [QueueItem] {
         #expect(afterPause <= 1, "\(afterPause) checkpoints while paused")
     }
 
+    /// Every entry costs memory and any client may add one: past its maximum the queue takes no more.
+    @Test func aFullQueueRefusesMoreEntriesAndAReplacementKeepsTheFirst() async throws {
+        var configuration = QueuePlayer.Configuration()
+        configuration.maximumQueueLength = 3
+        let p = await ScriptedPlayer(["a", "b", "c", "d", "e"], configuration: configuration)
+        #expect(p.nowPlaying.playbackQueue.map(\.identifier) == ["a", "b", "c"])
+        let url = URL(fileURLWithPath: "/x/new.ogg")
+        #expect(
+            await p.commands.openURLCommand.perform(OpenURLCommandEvent(url: url))
+                == .notPlayable(reason: "the queue is full (3 entries)"))
+        #expect(
+            await p.commands.addItemToQueueCommand.perform(
+                AddItemToQueueCommandEvent(url: url, afterIdentifier: nil, playsImmediately: false))
+                == .notPlayable(reason: "the queue is full (3 entries)"))
+        #expect(p.nowPlaying.playbackQueue.map(\.identifier) == ["a", "b", "c"])
+        _ = await p.commands.removeItemFromQueueCommand.perform(RemoveItemFromQueueCommandEvent(identifier: "b"))
+        #expect(await p.commands.openURLCommand.perform(OpenURLCommandEvent(url: url)) == .success)
+    }
+
     @Test func openingAURLPlaysItAfterTheCurrentItem() async throws {
         let p = await ScriptedPlayer(["a", "b"])
         let status = await p.commands.openURLCommand.perform(OpenURLCommandEvent(url: URL(fileURLWithPath: "/x/new.ogg")))
