@@ -497,7 +497,8 @@ public actor QueuePlayer {
 
     /// Loads the current item (unless loaded), seeks to `resumingAt` and plays. When an item
     /// cannot be played it is skipped, and the next one is tried, until one plays or every
-    /// item of the queue failed once.
+    /// item of the queue failed once. A failing audio output is no item's fault: the player
+    /// stops where it is and answers ``RemoteCommandHandlerStatus/deviceNotFound``.
     private func startPlayback(resumingAt start: Duration) async -> RemoteCommandHandlerStatus {
         var attempts = 0
         var start = start
@@ -516,6 +517,11 @@ public actor QueuePlayer {
                 try await engine.play()
                 setPosition(engine.position ?? start, state: .playing)
                 return .success
+            } catch let error as PlaybackError where error.kind == .outputDevice {
+                logger.warning("the audio output failed: \(error.message)")
+                await unload()
+                setPosition(.zero, state: .stopped)
+                return .deviceNotFound
             } catch {
                 logger.warning("cannot play \(item.url): \(error)")
                 loaded = nil
@@ -615,8 +621,16 @@ public actor QueuePlayer {
             let failed: QueueItem? = if error.url == nil || error.url == loaded?.url { loaded } else { handedOver }
             // An error about an item since replaced is stale.
             guard let failed else { return }
-            logger.warning("playback of \(failed.url) failed: \(error.message)")
             let wasPlaying = state == .playing
+            guard error.kind != .outputDevice else {
+                // No item's fault: stay on it, stopped, rather than fail through the queue.
+                logger.warning("the audio output failed: \(error.message)")
+                await unload()
+                _ = queue.moveTo(identifier: failed.identifier)
+                setPosition(.zero, state: .stopped)
+                return
+            }
+            logger.warning("playback of \(failed.url) failed: \(error.message)")
             await unload()
             _ = queue.moveTo(identifier: failed.identifier)
             guard wasPlaying, queue.moveToNext(), queue.current?.identifier != failed.identifier else {

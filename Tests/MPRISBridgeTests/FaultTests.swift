@@ -152,13 +152,19 @@ import Testing
         }
     }
 
-    /// An audio output that cannot start: commands fail with a reason, and the daemon stays up.
-    @Test func anAudioSinkThatFailsLeavesTheDaemonAnswering() async throws {
-        try await DaemonFixture.with(arguments: ["--audio-sink", "fakesink state-error=ready-to-paused"]) { daemon in
+    /// An audio output that cannot start (here: a sink writing into a folder that does not exist):
+    /// play says the device is missing, no track is blamed or skipped, and the daemon stays up.
+    @Test func anAudioSinkThatFailsIsDeviceNotFoundAndSkipsNothing() async throws {
+        try await DaemonFixture.with(arguments: ["--audio-sink", "filesink location=/nonexistent/folder/out.raw"]) {
+            daemon in
             let played = try await daemon.client("call", "player", "Play")
-            #expect(played.first?.hasPrefix("error org.mprisbridge.Error.") == true, "\(played)")
+            #expect(
+                played == ["error org.mprisbridge.Error.DeviceNotFound: The player could not play: its output device is not available."],
+                "\(played)")
             #expect(try await daemon.playerctl("status") == "Stopped")
-            #expect(try await daemon.client("titles") == ["Tone 1|Tone 2|Tone 3"])
+            #expect(try await daemon.playerctl("metadata", "title") == "Tone 1")
+            #expect(daemon.process.capturedStdout.contains("the audio output failed"))
+            #expect(!daemon.process.capturedStdout.contains("cannot play"))
         }
     }
     /// A damaged index (a crash mid-write, a bad disk) is a cache: rebuilt by the start's rescan,
