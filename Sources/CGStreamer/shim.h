@@ -57,6 +57,12 @@ static inline guint cgst_get_uint(gpointer object, const gchar *name) {
     g_object_get(object, name, &value, NULL);
     return value;
 }
+/// Sets the unsigned property `name` if `object` has one; returns whether it did.
+static inline gboolean cgst_set_uint_if_present(gpointer object, const gchar *name, guint value) {
+    if (g_object_class_find_property(G_OBJECT_GET_CLASS(object), name) == NULL) return FALSE;
+    g_object_set(object, name, value, NULL);
+    return TRUE;
+}
 /// Sets an object property; the object takes its own reference (a floating one is sunk).
 static inline void cgst_set_object(gpointer object, const gchar *name, gpointer value) {
     g_object_set(object, name, value, NULL);

@@ -162,7 +162,11 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     /// Throws ``PlaybackError/Kind/invalidArgument`` with GStreamer's reason when the
     /// description does not parse or has no input; ``PlaybackError/Kind/other`` when GStreamer
     /// or playbin is unavailable.
-    init(audioSink description: String) throws(PlaybackError) {
+    ///
+    /// `networkTimeout` is how long a network source may wait for the server (to answer, or
+    /// to send more) before it fails with a network error: a stalled stream is reported and
+    /// left, never waited for.
+    init(audioSink description: String, networkTimeout: Duration) throws(PlaybackError) {
         try GStreamerLibrary.initialize()
         var parseError: UnsafeMutablePointer<GError>?
         let parsed = gst_parse_bin_from_description(description, 1, &parseError)
@@ -208,6 +212,10 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
             gpointer(element), "element-added", unsafeBitCast(elementAdded, to: GCallback.self),
             Unmanaged.passRetained(ChildHooks(segmentRate: segmentRate, switches: switches)).toOpaque(),
             releaseChildHooks)
+        let timeoutSeconds = guint(clamping: max(networkTimeout.components.seconds, 1))
+        _ = cgst_connect(
+            gpointer(element), "source-setup", unsafeBitCast(sourceSetup, to: GCallback.self),
+            gpointer(bitPattern: UInt(timeoutSeconds)), nil)
         // GstPlayFlags (playbin's private header): audio and software volume only. Keeps
         // buffering and download flags as they are.
         let video: guint = 0x1, audio: guint = 0x2, text: guint = 0x4, visualisation: guint = 0x8
@@ -640,6 +648,15 @@ private final class ItemSwitchGate: @unchecked Sendable {  // the state is only 
         }
         return change()
     }
+}
+
+/// playbin made the source of a new item: a network source (souphttpsrc) gets the engine's
+/// timeout for a server that stops answering. The timeout in seconds is the handler's data.
+private let sourceSetup: @convention(c) (
+    UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstElement>?, gpointer?
+) -> Void = { _, source, data in
+    guard let source else { return }
+    _ = cgst_set_uint_if_present(gpointer(source), "timeout", guint(UInt(bitPattern: data)))
 }
 
 /// What playbin's `element-added` handler gives the children it hooks.

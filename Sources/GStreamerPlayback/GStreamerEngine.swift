@@ -45,13 +45,17 @@ public final class GStreamerEngine: PlaybackEngine {
 
     /// Creates an engine with its pipeline and bus thread; nothing is loaded.
     ///
-    /// - Parameter audioSink: A gst-launch description of the output, such as
-    ///   `"autoaudiosink"` (the default) or `"fakesink sync=true"` (tests, headless).
+    /// - Parameters:
+    ///   - audioSink: A gst-launch description of the output, such as
+    ///     `"autoaudiosink"` (the default) or `"fakesink sync=true"` (tests, headless).
+    ///   - networkTimeout: How long a stream's server may keep the engine waiting (to answer,
+    ///     or mid-stream for more data) before the item fails with a
+    ///     ``PlaybackError/Kind/network`` error; whole seconds, at least 1.
     /// - Throws: ``PlaybackError/Kind/invalidArgument`` with GStreamer's parse error for a bad
     ///   description; ``PlaybackError/Kind/other`` if GStreamer cannot start. Initialises
     ///   GStreamer once per process.
-    public init(audioSink: String = "autoaudiosink") throws(PlaybackError) {
-        playbin = try Playbin(audioSink: audioSink)
+    public init(audioSink: String = "autoaudiosink", networkTimeout: Duration = .seconds(5)) throws(PlaybackError) {
+        playbin = try Playbin(audioSink: audioSink, networkTimeout: networkTimeout)
         (events, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self)
         let handover = self.handover
         playbin.start(

@@ -84,6 +84,44 @@ struct MediaServer {
         await server.stop()
     }
 
+    /// A server that accepts and then sends nothing, or stops mid-stream, is a network error
+    /// after the engine's network timeout (1 s here), never a wait for ever.
+    @Test func aStalledStreamIsANetworkErrorAfterTheTimeout() async throws {
+        let media = try MediaFolder()
+        defer { media.remove() }
+        let file = try await media.make("tone", .mp3, seconds: 6)
+        let server = try await MediaServer.start(serving: media.path)
+        let engine = try GStreamerEngine(audioSink: testSink, networkTimeout: .seconds(1))
+        let log = EventLog(engine.events)
+        let silent = server.url("stall", file)
+        let started = ContinuousClock.now
+        do {
+            try await engine.load(silent)
+            Issue.record("a silent server loaded")
+        } catch {
+            #expect(error.kind == .network, "\(error)")
+            #expect(error.url == silent)
+        }
+        // The server waits a minute, GStreamer's own default is 15 s: the engine gave up by its
+        // timeout (with room for a loaded machine).
+        #expect(ContinuousClock.now - started < .seconds(10))
+
+        let stopping = server.url("stall-after", file)
+        do {
+            try await engine.load(stopping)
+            try await engine.play()
+        } catch {
+            // 10 KB may not be enough to preroll: then the load itself fails, as above.
+            #expect(error.kind == .network, "\(error)")
+            await server.stop()
+            return
+        }
+        let failure = try await log.first { $0.isError }.entry.event.playbackError
+        #expect(failure?.kind == .network, "\(String(describing: failure))")
+        #expect(ContinuousClock.now - started < .seconds(20))
+        await server.stop()
+    }
+
     @Test func unreachableAndMissingResourcesAreReported() async throws {
         let media = try MediaFolder()
         defer { media.remove() }

@@ -6,6 +6,9 @@ Usage: media_server.py FOLDER. Prints "PORT <number>" once listening, then serve
   /drop/NAME  announces the whole file (an MP3's ID3v2 tag removed), sends 90 % of it, waits a
               second (it plays), then closes the connection; a retry (a request with a Range
               header) is closed without an answer
+  /stall/NAME        accepts the request, then sends nothing (for a minute, then closes)
+  /stall-after/NAME  answers with the whole file's length, sends its first 10 KB, then nothing
+                     (for a minute, then closes)
   /icy/NAME   a Shoutcast-style radio stream of the file (no length, not seekable, an MP3's
               ID3v2 tag removed) when the client asks for metadata: station "Test Radio", genre "Jazz", StreamTitle
               "First" for the first half and "Second" for the rest
@@ -20,6 +23,7 @@ import time
 TYPES = {".ogg": "audio/ogg", ".opus": "audio/ogg", ".mp3": "audio/mpeg", ".flac": "audio/flac", ".wav": "audio/x-wav"}
 META_INTERVAL = 2048
 DROP_DELAY = 1.0
+STALL = 60.0
 
 
 def without_id3(data):
@@ -59,6 +63,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(data[: len(data) * 9 // 10])
             self.wfile.flush()
             time.sleep(DROP_DELAY)
+        elif mode == "stall":
+            time.sleep(STALL)
+        elif mode == "stall-after":
+            data = without_id3(data)
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[:10 * 1024])
+            self.wfile.flush()
+            time.sleep(STALL)
         elif mode == "icy" and self.headers.get("Icy-MetaData") == "1":
             self.send_icy(data, kind)
         else:
@@ -103,6 +118,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 sent_title = title
 
 
+http.server.ThreadingHTTPServer.daemon_threads = True
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 print("PORT", server.server_address[1], flush=True)
 server.serve_forever()
