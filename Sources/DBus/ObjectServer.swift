@@ -2,7 +2,8 @@ import Synchronization
 
 /// In what order an exported object's method calls run.
 public enum CallOrdering: Sendable {
-    /// One at a time, in the order they arrived; a call's handler starts when the previous one has replied.
+    /// One at a time, in the order they arrived; a call's handler starts when the previous one
+    /// has replied, or earlier if that one calls ``MethodCallContext/allowNextCall()``.
     case serial
     /// Calls run alongside each other as they arrive, at most
     /// ``CallOrdering/maximumConcurrentCalls`` at a time per object (or
@@ -23,9 +24,53 @@ public struct MethodCallContext: Sendable {
     public let path: ObjectPath
     public let interface: InterfaceName
     public let member: MemberName
+    /// The call's turn on a `.serial` object; nil on a concurrent one.
+    let turn: CallTurn?
+
+    init(sender: String?, path: ObjectPath, interface: InterfaceName, member: MemberName, turn: CallTurn?) {
+        self.sender = sender
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.turn = turn
+    }
+
+    /// On an object exported ``CallOrdering/serial``, lets the next call's handler start while
+    /// this one goes on; its reply still goes out when it returns. Call it once the order of
+    /// calls no longer matters to this one: when an app has queued the command in an order of
+    /// its own, say, and only waits for the outcome. Does nothing on a concurrent object, or
+    /// when called again.
+    public func allowNextCall() { turn?.pass() }
 
     /// The context of the method call the current task is handling, or nil outside a handler.
     @TaskLocal public static var current: MethodCallContext?
+}
+
+/// A serial object's call's turn: the next call starts once it is passed, by the handler
+/// or by its end. Passing it twice does nothing.
+final class CallTurn: Sendable {
+    private let state = Mutex<(passed: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    func pass() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.passed else { return nil }
+            state.passed = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    func passed() async {
+        await withCheckedContinuation { continuation in
+            let already = state.withLock { state in
+                if state.passed { return true }
+                state.waiter = continuation
+                return false
+            }
+            if already { continuation.resume() }
+        }
+    }
 }
 
 extension Connection {
@@ -90,7 +135,8 @@ struct SubtreeRegistration: Sendable {
 
 /// Runs method handlers in a chosen order.
 final class JobRunner: Sendable {
-    typealias Job = @Sendable () async -> Void
+    /// A handler's run; its argument is its turn on a serial object (nil on a concurrent one).
+    typealias Job = @Sendable (CallTurn?) async -> Void
     private let serialQueue: AsyncStream<Job>.Continuation?
     /// For `.concurrent`: how many jobs run, and those waiting for a turn, oldest first.
     private let concurrent = Mutex<(running: Int, waiting: [Job], next: Int)>((0, [], 0))
@@ -101,7 +147,14 @@ final class JobRunner: Sendable {
             let (stream, continuation) = AsyncStream.makeStream(of: Job.self)
             serialQueue = continuation
             Task {
-                for await job in stream { await job() }
+                for await job in stream {
+                    let turn = CallTurn()
+                    Task {
+                        await job(turn)
+                        turn.pass()
+                    }
+                    await turn.passed()
+                }
             }
         case .concurrent:
             serialQueue = nil
@@ -126,7 +179,7 @@ final class JobRunner: Sendable {
 
     private func start(_ job: @escaping Job) {
         Task {
-            await job()
+            await job(nil)
             // The finished job's turn passes to the oldest waiting one.
             let next: Job? = concurrent.withLock { state in
                 guard state.next < state.waiting.count else {
@@ -316,8 +369,9 @@ enum ObjectServer {
         guard call.body.hasTypes(method.inputTypes) else {
             return reply.error(signatureError(interface.name, member, method.inputSignature.rawValue, call))
         }
-        let context = MethodCallContext(sender: call.sender, path: path, interface: interface.name, member: member)
-        object.jobs.submit {
+        object.jobs.submit { turn in
+            let context = MethodCallContext(
+                sender: call.sender, path: path, interface: interface.name, member: member, turn: turn)
             do {
                 let results = try await MethodCallContext.$current.withValue(context) {
                     try await method.invoke(call.body)
@@ -386,9 +440,9 @@ enum ObjectServer {
                 .invalidArgs(
                     "Property '\(propertyName)' of '\(interfaceName)' has type '\(property.type)', not '\(given)'"))
         }
-        let context = MethodCallContext(
-            sender: call.sender, path: call.path!, interface: interface.name, member: property.name)
-        object.jobs.submit {
+        object.jobs.submit { turn in
+            let context = MethodCallContext(
+                sender: call.sender, path: call.path!, interface: interface.name, member: property.name, turn: turn)
             do {
                 if let set = property.set {
                     let stored = try await MethodCallContext.$current.withValue(context) { try await set(variant.value) }

@@ -93,4 +93,43 @@ import Testing
             #expect(most == CallOrdering.maximumConcurrentCalls, "\(most) ran at once")
         }
     }
+    /// On a serial object a handler that allows the next call lets it start, and reply, while it
+    /// goes on; calls still start in the order they arrived.
+    @Test func aSerialHandlerCanLetTheNextCallStartBeforeItReplies() async throws {
+        try await withTestService { fixture in
+            let interface = Interface("org.mprisbridge.Turns1")
+            let started = Mutex<[UInt32]>([])
+            interface.method("Hold", arguments: ["milliseconds", "allows"], results: ["milliseconds"]) {
+                (milliseconds: UInt32, allows: Bool) async -> UInt32 in
+                started.withLock { $0.append(milliseconds) }
+                if allows { MethodCallContext.current?.allowNextCall() }
+                try? await Task.sleep(for: .milliseconds(Int(milliseconds)))
+                return milliseconds
+            }
+            try fixture.service.export(interface, at: "/org/mprisbridge/Turns", ordering: .serial)
+            let script = """
+                import dbus, dbus.mainloop.glib
+                from gi.repository import GLib
+                dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+                loop = GLib.MainLoop()
+                turns = dbus.Interface(dbus.SessionBus().get_object("org.mprisbridge.Test", "/org/mprisbridge/Turns"), "org.mprisbridge.Turns1")
+                replies = []
+                def done(value):
+                    replies.append(int(value))
+                    if len(replies) == 4:
+                        print(replies, flush=True)
+                        loop.quit()
+                for milliseconds, allows in ((1500, True), (300, False), (2, False), (1, False)):
+                    turns.Hold(dbus.UInt32(milliseconds), allows, reply_handler=done, error_handler=lambda e: (print(e), loop.quit()))
+                loop.run()
+                """
+            let output = try await fixture.bus.python(script)
+            // The long call let the next through (it replied first); the others kept their order.
+            let replies = output.stdout.dropFirst().dropLast(2).split(separator: ", ").compactMap { Int($0) }
+            #expect(replies.count == 4, "\(output)")
+            #expect(replies.first == 300, "\(output)")
+            #expect(replies.filter { $0 != 1500 } == [300, 2, 1], "\(output)")
+            #expect(started.withLock { $0 } == [1500, 300, 2, 1])
+        }
+    }
 }
