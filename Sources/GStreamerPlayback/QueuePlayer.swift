@@ -101,6 +101,10 @@ public actor QueuePlayer {
     private var changeObservers: [@Sendable (PlayerSnapshot) -> Void] = []
     /// Tells the observers the position every checkpoint interval while playing.
     private var checkpoints: Task<Void, Never>?
+    /// Whether ``startPlayback(resumingAt:)`` waits on the engine, and whether a later command
+    /// ended that wait.
+    private var isStarting = false
+    private var startSuperseded = false
     /// The end of the chain of sequenced operations.
     private var tail: Task<Void, Never>?
     /// Removes each target added by ``start()``.
@@ -167,13 +171,13 @@ public actor QueuePlayer {
             c.changeShuffleModeCommand.currentShuffleType = queue.shuffleMode
             targets = [
                 target(c.playCommand) { player, _ in await player.play() },
-                target(c.pauseCommand) { player, _ in await player.pause() },
-                target(c.togglePlayPauseCommand) { player, _ in
+                target(c.pauseCommand, supersedesStart: { _ in true }) { player, _ in await player.pause() },
+                target(c.togglePlayPauseCommand, supersedesStart: { _ in true }) { player, _ in
                     player.state == .playing ? await player.pause() : await player.play()
                 },
-                target(c.stopCommand) { player, _ in await player.stop() },
-                target(c.nextTrackCommand) { player, _ in await player.next() },
-                target(c.previousTrackCommand) { player, _ in await player.previous() },
+                target(c.stopCommand, supersedesStart: { _ in true }) { player, _ in await player.stop() },
+                target(c.nextTrackCommand, supersedesStart: { _ in true }) { player, _ in await player.next() },
+                target(c.previousTrackCommand, supersedesStart: { _ in true }) { player, _ in await player.previous() },
                 target(c.changePlaybackPositionCommand) { player, event in await player.seek(to: event.positionTime) },
                 target(c.skipForwardCommand) { player, event in
                     await player.seek(to: player.currentPosition + event.interval)
@@ -185,9 +189,9 @@ public actor QueuePlayer {
                 target(c.changeRepeatModeCommand) { player, event in player.setRepeat(event.repeatType) },
                 target(c.changeShuffleModeCommand) { player, event in player.setShuffle(event.shuffleType) },
                 target(c.changeVolumeCommand) { player, event in player.setVolume(event.volume) },
-                target(c.openURLCommand) { player, event in await player.open(event.url) },
-                target(c.playItemInQueueCommand) { player, event in await player.playItem(identifier: event.identifier) },
-                target(c.addItemToQueueCommand) { player, event in
+                target(c.openURLCommand, supersedesStart: { _ in true }) { player, event in await player.open(event.url) },
+                target(c.playItemInQueueCommand, supersedesStart: { _ in true }) { player, event in await player.playItem(identifier: event.identifier) },
+                target(c.addItemToQueueCommand, supersedesStart: { $0.playsImmediately }) { player, event in
                     await player.addItem(url: event.url, after: event.afterIdentifier, playsImmediately: event.playsImmediately)
                 },
                 target(c.removeItemFromQueueCommand) { player, event in
@@ -199,16 +203,27 @@ public actor QueuePlayer {
         publish()
     }
 
-    /// Adds a target to `command` that runs `body` sequenced with everything else.
+    /// Adds a target to `command` that runs `body` sequenced with everything else. A command
+    /// that `supersedesStart` (it changes what plays, or stops it) first ends a start of
+    /// playback still waiting on the engine, so it never waits behind a stream that does not answer.
     private func target<Event>(
-        _ command: RemoteCommand<Event>,
+        _ command: RemoteCommand<Event>, supersedesStart: @escaping @Sendable (Event) -> Bool = { _ in false },
         _ body: @escaping @Sendable (isolated QueuePlayer, Event) async -> RemoteCommandHandlerStatus
     ) -> @Sendable () -> Void {
         let target = command.addTarget { [weak self] event in
             guard let self else { return .noActionableNowPlayingItem }
+            if supersedesStart(event) { await self.supersedeWaitingStart() }
             return await self.sequenced { await body($0, event) }
         }
         return { command.removeTarget(target) }
+    }
+
+    /// Ends a start of playback that still waits on the engine: it fails as superseded, and
+    /// the player stays on its item, stopped, for the command that superseded it.
+    private func supersedeWaitingStart() async {
+        guard isStarting, !startSuperseded else { return }
+        startSuperseded = true
+        await engine?.stop()
     }
 
     /// Removes the targets and stops the engine. Call before dropping the player.
@@ -244,7 +259,8 @@ public actor QueuePlayer {
     public func replaceQueue(with items: [QueueItem], startingAt index: Int = 0, play: Bool)
         async -> RemoteCommandHandlerStatus
     {
-        await sequenced { player in
+        await supersedeWaitingStart()
+        return await sequenced { player in
             await player.unload()
             player.queue.replace(with: Array(items.prefix(player.configuration.maximumQueueLength)), currentIndex: index)
             player.queueChanged()
@@ -314,6 +330,8 @@ public actor QueuePlayer {
             return await operation(self)
         }
         tail = Task { _ = await task.value }
+        // In line: a remote may deliver its next command while this one runs.
+        CommandOrder.commandIsQueued()
         return await task.value
     }
 
@@ -500,11 +518,19 @@ public actor QueuePlayer {
     /// item of the queue failed once. A failing audio output is no item's fault: the player
     /// stops where it is and answers ``RemoteCommandHandlerStatus/deviceNotFound``.
     private func startPlayback(resumingAt start: Duration) async -> RemoteCommandHandlerStatus {
+        isStarting = true
+        startSuperseded = false
+        defer {
+            isStarting = false
+            startSuperseded = false
+        }
         var attempts = 0
         var start = start
         while let item = queue.current, attempts < max(queue.count, 1) {
             attempts += 1
             do {
+                // Superseded between two waits on the engine: as if the wait had been ended.
+                if startSuperseded { throw CancellationError() }
                 let engine = try engineInUse()
                 if loaded?.identifier != item.identifier {
                     try await load(item, on: engine)
@@ -517,6 +543,12 @@ public actor QueuePlayer {
                 try await engine.play()
                 setPosition(engine.position ?? start, state: .playing)
                 return .success
+            } catch where startSuperseded {
+                // A later command took over: not the item's fault, and not for this start to go on.
+                logger.info("starting \(item.url) was superseded by a later command")
+                loaded = nil
+                setPosition(.zero, state: .stopped)
+                return .commandFailed
             } catch let error as PlaybackError where error.kind == .outputDevice {
                 logger.warning("the audio output failed: \(error.message)")
                 await unload()

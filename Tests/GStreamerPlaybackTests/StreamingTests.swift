@@ -111,10 +111,13 @@ struct MediaServer {
             try await engine.load(stopping)
             try await engine.play()
         } catch {
-            // 10 KB may not be enough to preroll: then the load itself fails, as above.
-            #expect(error.kind == .network, "\(error)")
-            await server.stop()
-            return
+            // 10 KB may not be enough to preroll: then the load itself fails, as above; or the
+            // stall's error came first on a slow machine, and play() found nothing loaded.
+            #expect(error.kind == .network || error.kind == .notLoaded, "\(error)")
+            if error.kind == .network {
+                await server.stop()
+                return
+            }
         }
         let failure = try await log.first { $0.isError }.entry.event.playbackError
         #expect(failure?.kind == .network, "\(String(describing: failure))")
