@@ -1,0 +1,72 @@
+import DBusTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// The project's fuzzer (`Python/fuzz_daemon.py`, `Scripts/fuzz` for long runs) against the daemon:
+/// a short seeded pass of malformed and hostile calls derived from both bus names'
+/// introspection. The daemon must not crash, must answer every call within 5 s and every
+/// liveness check between batches, and must still stop cleanly afterwards.
+@Suite(.timeLimit(.minutes(3))) struct FuzzTests {
+    /// Rate changes are left out: with a new item loading at a rate other than 1, GStreamer
+    /// 1.22's scaletempo can crash (see `rateChangesAcrossTrackChangesCanCrashScaletempo`).
+    static let knownCrashers = ["org.mprisbridge.Player1.CycleRate", "org.mpris.MediaPlayer2.Player.Rate"]
+
+    @Test func aSeededPassOfHostileCallsLeavesTheDaemonAnswering() async throws {
+        let library = try await GeneratedLibrary.make(seconds: 5)
+        try await DaemonFixture.with(library: library) { daemon in
+            let report = daemon.library.folder.path + "/fuzz.json"
+            let output = try await daemon.bus.run(
+                PrivateBus.systemPython,
+                [pythonScript("fuzz_daemon.py"), "--pid", "\(daemon.process.pid)", "--calls", "3000", "--seed", "1",
+                 // Growth is the long run's figure (Scripts/fuzz); here a bound against a runaway.
+                 "--max-rss-growth-kb", "65536", "--json", report]
+                    + Self.knownCrashers.flatMap { ["--skip", $0] },
+                timeout: .seconds(150))
+            print(output.stdout)
+            #expect(output.succeeded, "\(output)")
+            let summary = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(filePath: report))) as? [String: Any])
+            #expect(summary["calls"] as? Int == 3000)
+            #expect(summary["crashes"] as? Int == 0)
+            #expect(summary["timeouts"] as? Int == 0)
+            #expect(summary["failed_liveness_checks"] as? Int == 0)
+            #expect((summary["slowest_reply_seconds"] as? Double ?? 99) < 5)
+            #expect(try await daemon.playerctl("status") != "")
+        }
+    }
+
+    /// Found by the fuzzer and not fixed: cycling the rate while changing tracks crashes
+    /// GStreamer 1.22's scaletempo (a bad memcpy on a streaming thread). Recorded as a known
+    /// issue, so this test says so once it stops happening.
+    @Test func rateChangesAcrossTrackChangesCanCrashScaletempo() async throws {
+        let library = try await GeneratedLibrary.make(seconds: 5)
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            _ = try await DaemonFixture.scan(library).check()
+            let daemon = try await DaemonFixture.start(on: bus, library: library)
+            // Stopped by SIGKILL whatever happened: a crashed daemon has no clean exit to check.
+            defer { daemon.process.kill() }
+            let script = """
+                import dbus, sys
+                player = dbus.SessionBus().get_object(sys.argv[1], "/org/mpris/MediaPlayer2")
+                transport = dbus.Interface(player, "org.mpris.MediaPlayer2.Player")
+                rates = dbus.Interface(player, "org.mprisbridge.Player1")
+                transport.Play()
+                try:
+                    for i in range(400):
+                        rates.CycleRate()
+                        if i % 7 == 0:
+                            transport.Next()
+                    print("survived")
+                except dbus.DBusException as error:
+                    print(error.get_dbus_name())
+                """
+            let output = try await bus.python(script, [DaemonFixture.busName])
+            print("rate changes across track changes: \(output.stdout)")
+            withKnownIssue("GStreamer 1.22 scaletempo crashes on rate changes across track changes", isIntermittent: true) {
+                #expect(output.stdout == "survived\n", "\(output)")
+            }
+        }
+    }
+}
