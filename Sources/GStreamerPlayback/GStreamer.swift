@@ -143,6 +143,8 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     private let bus: UnsafeMutablePointer<GstBus>
     /// The audio output's input pad.
     private let output: UnsafeMutablePointer<GstPad>
+    /// The volume element in front of the output (see `init`).
+    private let volumeElement: UnsafeMutablePointer<GstElement>
     private let started = Mutex<Started?>(nil)
     private let isShutDown = Atomic<Bool>(false)
     private let flushes = FlushCounter()
@@ -169,7 +171,10 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     init(audioSink description: String, networkTimeout: Duration) throws(PlaybackError) {
         try GStreamerLibrary.initialize()
         var parseError: UnsafeMutablePointer<GError>?
-        let parsed = gst_parse_bin_from_description(description, 1, &parseError)
+        // Volume is an element of the output's own, not playbin's soft volume: GStreamer 1.22's
+        // playsink leaks the volume element it makes for every item loaded (a GstVolume and its
+        // two pads, about 4 KB a track), which a queue played for days would pile up.
+        let parsed = gst_parse_bin_from_description("volume name=\(Self.volumeName) ! " + description, 1, &parseError)
         // Owned here until playbin takes its own reference.
         if let parsed { _ = gst_object_ref_sink(gpointer(parsed)) }
         defer { if let parsed { gst_object_unref(gpointer(parsed)) } }
@@ -181,10 +186,13 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         guard let sink = parsed else {
             throw PlaybackError(kind: .invalidArgument, url: nil, message: "Invalid audio sink \"\(description)\"")
         }
-        guard let input = gst_element_get_static_pad(sink, "sink") else {
+        guard let input = gst_element_get_static_pad(sink, "sink"),
+            let volumeElement = gst_bin_get_by_name(binPointer(sink), Self.volumeName)
+        else {
             throw PlaybackError(
                 kind: .invalidArgument, url: nil, message: "Invalid audio sink \"\(description)\": it takes no input")
         }
+        self.volumeElement = volumeElement
         // Every flushing seek's FLUSH_STOP passes the output's input pad synchronously, before
         // the data that follows the seek: the engine orders `about-to-finish` against it.
         _ = gst_pad_add_probe(
@@ -193,6 +201,7 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
 
         guard let element = gst_element_factory_make("playbin", nil) else {
             gst_object_unref(gpointer(input))
+            gst_object_unref(gpointer(volumeElement))
             throw PlaybackError(
                 kind: .other, url: nil, message: "GStreamer has no playbin element (install gstreamer1.0-plugins-base)")
         }
@@ -221,7 +230,7 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         let video: guint = 0x1, audio: guint = 0x2, text: guint = 0x4, visualisation: guint = 0x8
         let softVolume: guint = 0x10
         let flags = cgst_get_uint(element, "flags")
-        cgst_set_uint(element, "flags", (flags | audio | softVolume) & ~(video | text | visualisation))
+        cgst_set_uint(element, "flags", (flags | audio) & ~(video | text | visualisation | softVolume))
         // Otherwise going to NULL empties the bus, markers included: the engine orders
         // messages against its own markers instead.
         gst_pipeline_set_auto_flush_bus(pipelinePointer(element), 0)
@@ -233,6 +242,7 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     deinit {
         shutdown()
         gst_object_unref(gpointer(output))
+        gst_object_unref(gpointer(volumeElement))
         gst_object_unref(gpointer(bus))
         gst_object_unref(gpointer(element))
     }
@@ -369,14 +379,16 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     }
 
     /// playbin's linear volume (0 silent, 1 unity, up to 10).
+    static let volumeName = "mprisbridge-volume"
+
     var volume: Double {
-        get { cgst_get_double(element, "volume") }
-        set { cgst_set_double(element, "volume", newValue) }
+        get { cgst_get_double(volumeElement, "volume") }
+        set { cgst_set_double(volumeElement, "volume", newValue) }
     }
 
     var isMuted: Bool {
-        get { cgst_get_boolean(element, "mute") != 0 }
-        set { cgst_set_boolean(element, "mute", newValue ? 1 : 0) }
+        get { cgst_get_boolean(volumeElement, "mute") != 0 }
+        set { cgst_set_boolean(volumeElement, "mute", newValue ? 1 : 0) }
     }
 
     /// Posts ``BusMessage/marker(_:)`` with `value` (≥ 0) behind every message already posted.
