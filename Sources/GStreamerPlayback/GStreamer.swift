@@ -208,9 +208,7 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         _ = gst_object_ref_sink(gpointer(element))
         cgst_set_object(element, "audio-sink", sink)
         // scaletempo keeps the pitch at other rates (plugins-good; without it the pitch changes).
-        if let tempo = gst_element_factory_make("scaletempo", nil) {
-            cgst_set_object(element, "audio-filter", tempo)
-        }
+        Self.setFreshTempoFilter(on: element)
         // Every new stream (a load, a gapless hand-over) starts with a segment at rate 1. A
         // probe on each decoded output of each item gives it the engine's rate, as a seek would
         // have, before playsink's stream synchronizer (which keeps the running time continuous
@@ -315,6 +313,18 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     }
 
     // MARK: Controls
+
+    /// Gives playbin a new `scaletempo` as its audio filter. Call in the NULL state.
+    ///
+    /// GStreamer 1.22's scaletempo frees its buffers when it stops but keeps their fill level,
+    /// so a restart at another rate can copy from a freed buffer (a crash found by fuzzing:
+    /// rate changes across track changes). A fresh element per run has no such past.
+    func renewTempoFilter() { Self.setFreshTempoFilter(on: element) }
+
+    private static func setFreshTempoFilter(on element: UnsafeMutablePointer<GstElement>) {
+        guard let tempo = gst_element_factory_make("scaletempo", nil) else { return }
+        cgst_set_object(element, "audio-filter", tempo)
+    }
 
     /// Sets the URI playbin opens on its next start from READY or NULL.
     func setURI(_ uri: String) {

@@ -237,6 +237,7 @@ public final class GStreamerEngine: PlaybackEngine {
     ) async throws(PlaybackError) {
         let (waiter, rate) = try withControl(epoch) { control throws(PlaybackError) in
             teardown(&control)
+            playbin.renewTempoFilter()
             setCurrent(url, &control)
             control.isActive = true
             control.target = .paused

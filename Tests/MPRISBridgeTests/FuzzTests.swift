@@ -8,10 +8,6 @@ import Testing
 /// introspection. The daemon must not crash, must answer every call within 5 s and every
 /// liveness check between batches, and must still stop cleanly afterwards.
 @Suite(.timeLimit(.minutes(3))) struct FuzzTests {
-    /// Rate changes are left out: with a new item loading at a rate other than 1, GStreamer
-    /// 1.22's scaletempo can crash (see `rateChangesAcrossTrackChangesCanCrashScaletempo`).
-    static let knownCrashers = ["org.mprisbridge.Player1.CycleRate", "org.mpris.MediaPlayer2.Player.Rate"]
-
     @Test func aSeededPassOfHostileCallsLeavesTheDaemonAnswering() async throws {
         let library = try await GeneratedLibrary.make(seconds: 5)
         try await DaemonFixture.with(library: library) { daemon in
@@ -20,8 +16,7 @@ import Testing
                 PrivateBus.systemPython,
                 [pythonScript("fuzz_daemon.py"), "--pid", "\(daemon.process.pid)", "--calls", "3000", "--seed", "1",
                  // Growth is the long run's figure (Scripts/fuzz); here a bound against a runaway.
-                 "--max-rss-growth-kb", "65536", "--json", report]
-                    + Self.knownCrashers.flatMap { ["--skip", $0] },
+                 "--max-rss-growth-kb", "65536", "--json", report],
                 timeout: .seconds(150))
             print(output.stdout)
             #expect(output.succeeded, "\(output)")
@@ -36,10 +31,9 @@ import Testing
         }
     }
 
-    /// Found by the fuzzer and not fixed: cycling the rate while changing tracks crashes
-    /// GStreamer 1.22's scaletempo (a bad memcpy on a streaming thread). Recorded as a known
-    /// issue, so this test says so once it stops happening.
-    @Test func rateChangesAcrossTrackChangesCanCrashScaletempo() async throws {
+    /// Found by the fuzzer: cycling the rate while changing tracks crashed the daemon in
+    /// GStreamer 1.22's scaletempo (a copy from the buffer it freed when it last stopped).
+    @Test func rateChangesAcrossTrackChangesKeepTheDaemonUp() async throws {
         let library = try await GeneratedLibrary.make(seconds: 5)
         defer { library.remove() }
         try await PrivateBus.with { bus in
@@ -63,10 +57,8 @@ import Testing
                     print(error.get_dbus_name())
                 """
             let output = try await bus.python(script, [DaemonFixture.busName])
-            print("rate changes across track changes: \(output.stdout)")
-            withKnownIssue("GStreamer 1.22 scaletempo crashes on rate changes across track changes", isIntermittent: true) {
-                #expect(output.stdout == "survived\n", "\(output)")
-            }
+            #expect(output.stdout == "survived\n", "\(output)")
+            #expect(!daemon.process.capturedStdout.contains("crashed"))
         }
     }
 }
