@@ -5,9 +5,10 @@ Usage: fuzz_daemon.py --pid PID [--name mprisbridge] [--calls N] [--seed S] [--b
                       [--max-rss-growth-kb K] [--json FILE] [--trace FILE] [--skip INTERFACE.MEMBER ...]
 On the bus of DBUS_SESSION_BUS_ADDRESS. Prints a summary: calls, calls/s, replies by error
 name, timeouts (no reply within 5 s), crashes, the slowest reply and RSS growth. Exits 1 on a
-crash, a timeout, a dead or slow liveness check, or RSS growth past the limit (measured from
-the end of the first batch, once caches are warm); then the last batch's calls are printed,
-to reproduce. Run with /usr/bin/python3 (python3-dbus). Never calls Quit.
+crash, a timeout, a dead or slow liveness check, or RSS growth past the limit, measured from
+the end of a warm-up (the first tenth of the calls, --warmup to change it: the tree's copy,
+each format's decoder and malloc's arenas fill there, and stay); then the last batch's calls
+are printed, to reproduce. Run with /usr/bin/python3 (python3-dbus). Never calls Quit.
 """
 import argparse
 import json
@@ -341,11 +342,13 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--batch", type=int, default=200)
     parser.add_argument("--max-rss-growth-kb", type=int, default=5 * 1024)
+    parser.add_argument("--warmup", type=int, help="calls before RSS growth is counted (default: a tenth)")
     parser.add_argument("--json")
     parser.add_argument("--trace", help="a file that gets each call before it is sent")
     parser.add_argument("--skip", action="append", default=[],
                         help="INTERFACE.MEMBER not to call or set (a known, reported failure)")
     options = parser.parse_args()
+    warmup = options.warmup if options.warmup is not None else options.calls // 10
     trace = open(options.trace, "w", buffering=1) if options.trace else None
 
     bus = dbus.SessionBus()
@@ -378,7 +381,7 @@ def main():
         rss = rss_kb(options.pid)
         if rss is not None:
             peak_rss = max(peak_rss, rss)
-            if warm_rss is None:
+            if warm_rss is None and fuzzer.calls >= warmup:
                 warm_rss = rss
         fuzzer.batch_log = batch
         if crashed or slow_liveness:
@@ -392,7 +395,7 @@ def main():
         "crashes": 1 if crashed else 0, "failed_liveness_checks": slow_liveness,
         "slowest_reply_seconds": round(fuzzer.slowest[0], 3), "slowest_call": fuzzer.slowest[1],
         "slowest_liveness_seconds": round(worst_liveness, 3),
-        "rss_kb": {"start": start_rss, "after_first_batch": warm_rss, "end": end_rss, "peak": peak_rss, "growth": growth},
+        "rss_kb": {"start": start_rss, "after_warmup": warm_rss, "warmup_calls": warmup, "end": end_rss, "peak": peak_rss, "growth": growth},
         "targets": len(fuzzer.targets), "seed": options.seed, "skipped": sorted(options.skip),
     }
     print("fuzzed %d calls in %.1f s (%d calls/s) over %d methods and properties, seed %d%s" % (
@@ -402,8 +405,8 @@ def main():
         print("  %7d  %s" % (count, name))
     print("timeouts %d, crashes %d, failed liveness checks %d" % (fuzzer.timeouts, summary["crashes"], slow_liveness))
     print("slowest reply %.3f s: %s" % (fuzzer.slowest[0], fuzzer.slowest[1]))
-    print("RSS %s KB at start, %s after the first batch, %s at the end (peak %s): growth %s KB" % (
-        start_rss, warm_rss, end_rss, peak_rss, growth))
+    print("RSS %s KB at start, %s after %d warm-up calls, %s at the end (peak %s): growth %s KB" % (
+        start_rss, warm_rss, warmup, end_rss, peak_rss, growth))
     if options.json:
         with open(options.json, "w") as file:
             json.dump(summary, file, indent=2)
