@@ -1,8 +1,9 @@
 #ifndef CMALLOC_SHIM_H
 #define CMALLOC_SHIM_H
 
-// glibc's malloc extensions (malloc_trim), which the Glibc module does not import. The daemon
-// returns the heap it freed while building its queue to the system once it is ready.
+// glibc's malloc extensions (malloc_trim, mallopt), which the Glibc module does not import. The
+// daemon limits its malloc arenas at start and returns the heap it freed while building its
+// queue to the system once it is ready.
 #include <malloc.h>
 
 #endif

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CMalloc
 import Logging
 import MusicLibrary
 import ServiceLifecycle
@@ -90,6 +91,11 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // glibc gives each thread that allocates an arena of its own, up to 8 per core; the
+        // daemon's threads (Swift's pool, GStreamer's streaming threads) then hold memory in
+        // many half-empty arenas. Two keep its RSS about 6 MB lower and flat under load (a
+        // 100,000-call fuzz run: 47 MB at the end instead of 53).
+        _ = mallopt(M_ARENA_MAX, 2)
         let paths = Paths()
         let logger = libraryOptions.makeLogger()
         let library = libraryOptions.libraryPath(paths)
