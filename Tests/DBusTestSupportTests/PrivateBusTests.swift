@@ -153,7 +153,8 @@ struct PrivateBusTests {
         let error = await #expect(throws: PrivateBusError.self) {
             try await PrivateBus.start(daemon: "/bin/true", startupTimeout: .seconds(1))
         }
-        #expect(clock.now - start < .seconds(5))
+        // By the timeout, not never: a loaded machine may take seconds more to report it.
+        #expect(clock.now - start < .seconds(15))
         guard case .noAddress(let daemon, _, let stdout, _) = try #require(error) else {
             Issue.record("unexpected error \(String(describing: error))")
             return

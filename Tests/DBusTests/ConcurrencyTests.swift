@@ -99,11 +99,24 @@ import Testing
         try await withTestService { fixture in
             let interface = Interface("org.mprisbridge.Turns1")
             let started = Mutex<[UInt32]>([])
+            let othersDone = AsyncStream.makeStream(of: Void.self)
             interface.method("Hold", arguments: ["milliseconds", "allows"], results: ["milliseconds"]) {
                 (milliseconds: UInt32, allows: Bool) async -> UInt32 in
                 started.withLock { $0.append(milliseconds) }
-                if allows { MethodCallContext.current?.allowNextCall() }
-                try? await Task.sleep(for: .milliseconds(Int(milliseconds)))
+                if allows {
+                    MethodCallContext.current?.allowNextCall()
+                    // Holds until the others replied (or 10 s: without the turn passed they cannot).
+                    let timeout = Task {
+                        try? await Task.sleep(for: .seconds(10))
+                        othersDone.continuation.finish()
+                    }
+                    var iterator = othersDone.stream.makeAsyncIterator()
+                    _ = await iterator.next()
+                    timeout.cancel()
+                } else {
+                    try? await Task.sleep(for: .milliseconds(Int(milliseconds)))
+                    if milliseconds == 1 { othersDone.continuation.yield() }
+                }
                 return milliseconds
             }
             try fixture.service.export(interface, at: "/org/mprisbridge/Turns", ordering: .serial)

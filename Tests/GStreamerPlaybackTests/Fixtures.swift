@@ -36,10 +36,17 @@ struct MediaFolder {
     }
 
     /// Writes `bytes` random bytes under `name` (a corrupt file with any extension).
+    /// A file of `bytes` pseudo-random bytes, the same every time: random ones now and then
+    /// look like a frame of some format to GStreamer's type finders, and play.
     func makeGarbage(_ name: String, bytes: Int = 20_000) throws -> URL {
         let path = folder.path + "/" + name
-        var generator = SystemRandomNumberGenerator()
-        let data = Data((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let data = Data((0..<bytes).map { _ in
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return UInt8(truncatingIfNeeded: state >> 32)
+        })
         try data.write(to: URL(fileURLWithPath: path))
         return URL(fileURLWithPath: path)
     }
