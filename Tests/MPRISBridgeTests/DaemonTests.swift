@@ -152,7 +152,7 @@ import Testing
 /// named `RealTimeTests` alone, one test at a time, after all the others.
 @Suite struct DaemonRealTimeTests {
     @Test func theEndOfATrackPlaysTheNextInRealTime() async throws {
-        try await DaemonFixture.with { daemon in
+        try await DaemonFixture.with(library: try await GeneratedLibrary.make(seconds: 2)) { daemon in
             let watcher = try await daemon.watch()
             defer { watcher.kill() }
             let started = ContinuousClock.now

@@ -28,8 +28,9 @@ struct GeneratedLibrary: Sendable {
     var path: String { folder.path + "/music" }
 
     /// Three tracks by default, each `seconds` long, in different formats and
-    /// nested folders, numbered in play order.
-    static func make(seconds: Double = 2, formats: [TestMedia.Format] = [.ogg, .flac, .mp3]) async throws
+    /// nested folders, numbered in play order. Long enough by default that no track ends
+    /// by itself between a test's commands, however loaded the machine.
+    static func make(seconds: Double = 12, formats: [TestMedia.Format] = [.ogg, .flac, .mp3]) async throws
         -> GeneratedLibrary
     {
         let folder = try TemporaryDirectory(prefix: "bridge")
