@@ -184,7 +184,14 @@ public final class Discoverer: Sendable {
 
         // The whole read happens under the lock: the info's tag lists belong to the discoverer.
         let outcome: Result<DiscoveredMedia, DiscovererError> = handle.withLock { discoverer in
-            Result { () throws(DiscovererError) in try discover(uri, url: url, with: discoverer) }
+            Result { () throws(DiscovererError) in
+                let media = try discover(uri, url: url, with: discoverer)
+                // An MP3 without a length header gets its duration from the frames the parser
+                // has seen: on a loaded machine the query can come before any, and a second
+                // look (the file is in the page cache by now) finds it.
+                guard media.duration == nil, media.isSeekable else { return media }
+                return try discover(uri, url: url, with: discoverer)
+            }
         }
         return try outcome.get()
     }
