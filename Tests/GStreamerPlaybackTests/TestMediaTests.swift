@@ -11,9 +11,17 @@ import Testing
         try await TestMedia.generate(
             format, seconds: 1, tags: TestMedia.Tags(title: "A B", artist: "C, D", album: "É", trackNumber: 3, year: 2001),
             at: path)
-        let output = try await ChildProcess.run("gst-discoverer-1.0", ["-v", path]).check().stdout
-        // Opus ends a few samples short and MP3 adds encoder padding.
-        #expect(output.contains("Duration: 0:00:01") || output.contains("Duration: 0:00:00.99"))
+        func hasOneSecond(_ output: String) -> Bool {
+            // Opus ends a few samples short and MP3 adds encoder padding.
+            output.contains("Duration: 0:00:01") || output.contains("Duration: 0:00:00.99")
+        }
+        var output = try await ChildProcess.run("gst-discoverer-1.0", ["-v", path]).check().stdout
+        if !hasOneSecond(output) {
+            // Under load the discoverer can ask an MP3's parser for the length before it saw a
+            // frame (the library's Discoverer looks twice for the same reason).
+            output = try await ChildProcess.run("gst-discoverer-1.0", ["-v", path]).check().stdout
+        }
+        #expect(hasOneSecond(output), "\(output)")
         if format != .wav {
             #expect(output.contains("title: A B"))
             #expect(output.contains("artist: C, D"))

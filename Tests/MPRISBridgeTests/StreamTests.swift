@@ -110,8 +110,10 @@ struct LoopbackMediaServer {
             let pause = try #require(replies["Pause"], "\(output)")
             let add = try #require(replies["AddTrack"], "\(output)")
             print("Pause during a stalled AddTrack answered in \(pause.milliseconds) ms")
-            #expect(pause.outcome == "ok" && pause.milliseconds < 1000, "\(output)")
-            #expect(add.outcome == "org.mprisbridge.Error.CommandFailed" && add.milliseconds < 1000, "\(output)")
+            // Well before the stream's 5 s timeout, on however loaded a machine (a quiet one: a few
+            // milliseconds); before, the pause waited for the stream, 13 s.
+            #expect(pause.outcome == "ok" && pause.milliseconds < 4000, "\(output)")
+            #expect(add.outcome == "org.mprisbridge.Error.CommandFailed" && add.milliseconds < 4000, "\(output)")
             #expect(try await daemon.playerctl("status") != "Playing")
 
             // Left alone, the stream fails by the engine's timeout and the next entry plays.
