@@ -62,7 +62,7 @@ import Testing
         }
         // Hand-overs really happened while the rounds played.
         #expect(log.events.filter { if case .streamStarted = $0 { true } else { false } }.count > 40)
-        #expect(!log.events.contains { $0.isError })
+        #expect(!log.events.contains { $0.isError }, "\(log.events.filter { $0.isError })")
     }
 
     @Test func releasingDuringHandOversAlwaysReturns() async throws {

@@ -24,7 +24,7 @@ import Testing
         #expect(media.hasAudio)
         #expect(media.isSeekable)
         // MP3 counts encoder padding: allow for it.
-        #expect(media.duration?.isClose(toSeconds: 1.5) == true, "\(String(describing: media.duration))")
+        #expect(media.duration?.isClose(toSeconds: 1.5) == true, "\(String(describing: media.duration)), \(media)")
         let expectedType: [TestMedia.Format: String] = [
             .ogg: "audio/ogg", .opus: "audio/ogg", .flac: "audio/x-flac", .mp3: "audio/mpeg", .wav: "audio/x-wav",
         ]
