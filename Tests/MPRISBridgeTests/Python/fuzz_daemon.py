@@ -3,17 +3,31 @@ malformed and hostile ones, checking after each batch that the daemon is alive a
 
 Usage: fuzz_daemon.py --pid PID [--name mprisbridge] [--calls N] [--seed S] [--batch B]
                       [--max-rss-growth-kb K] [--json FILE] [--trace FILE] [--skip INTERFACE.MEMBER ...]
-On the bus of DBUS_SESSION_BUS_ADDRESS. Prints a summary: calls, calls/s, replies by error
-name, timeouts (no reply within 5 s), crashes, the slowest reply and RSS growth. Exits 1 on a
-crash, a timeout, a dead or slow liveness check, or RSS growth past the limit, measured from
-the end of a warm-up (the first tenth of the calls, --warmup to change it: the tree's copy,
-each format's decoder and malloc's arenas fill there, and stay); then the last batch's calls
-are printed, to reproduce. Run with /usr/bin/python3 (python3-dbus). Never calls Quit.
+                      [--restart-command CMD] [--no-findings-fail]
+On the bus of DBUS_SESSION_BUS_ADDRESS (or --address). Prints a summary: calls, calls/s, replies
+by error name, timeouts (no reply within 5 s), crashes, the slowest reply, RSS growth, and the
+findings: replies that break a promise of the contract or SECURITY.md without crashing (a wrong
+signature or a wrong-typed or read-only property write accepted, an error message over 1 KiB, a
+file that is not audio opened, an object answering at a path that names no node, a reply naming
+a system file). Each crash and finding comes with a reproducer: a Python snippet of one call.
+
+Exits 1 on a crash, a timeout, a dead or slow liveness check, a finding (unless
+--no-findings-fail), or RSS growth past the limit, measured from the end of a warm-up (the first
+tenth of the calls, --warmup to change it: the tree's copy, each format's decoder and malloc's
+arenas fill there, and stay).
+
+A crash ends the run unless --restart-command is given: a shell command that starts a fresh
+daemon on the same bus and prints its pid as the last line of its output. The fuzzer then
+replays the crashed batch on the fresh daemon, one call at a time, to find the call that kills
+it, confirms that call alone kills another fresh daemon, records it, and carries on.
+
+Run with /usr/bin/python3 (python3-dbus). Never calls Quit.
 """
 import argparse
 import json
 import os
 import random
+import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ElementTree
@@ -24,6 +38,26 @@ import dbus.lowlevel
 TIMEOUT = 5.0
 MPRIS_PATH = "/org/mpris/MediaPlayer2"
 SKIPPED = {("org.mpris.MediaPlayer2", "Quit")}
+PEER = "org.freedesktop.DBus.Peer"
+INTROSPECTABLE = "org.freedesktop.DBus.Introspectable"
+PROPERTIES = "org.freedesktop.DBus.Properties"
+# SECURITY.md: "an error message: 1 KiB".
+MAX_ERROR_MESSAGE = 1024
+# Files a reply must never name, whatever was asked.
+SYSTEM_FILES = ("/etc/passwd", "/etc/shadow", "/proc/self", "/dev/zero", "/dev/urandom")
+# URIs that OpenUri and AddTrack must refuse: not a regular audio file, or not a URI at all.
+# Streams (http on a refused loopback port) are accepted and fail later: not listed.
+REFUSED_URIS = [
+    "file:///etc/passwd", "file:///etc/shadow", "file:///dev/zero", "file:///dev/urandom",
+    "file:///proc/self/environ", "file:///proc/self/mem", "file:///", "file:///tmp",
+    "file:///nonexistent/a.ogg", "file://%2e%2e/etc/passwd", "file:///../../etc/passwd",
+    "file:///etc/passwd%00.mp3", "file:etc/passwd", "../../etc/passwd", "a.mp3",
+    "data:audio/ogg;base64,AAAA", "javascript:alert(1)", "ftp://127.0.0.1/x", "", ":",
+    "not a uri", "file:" + "/a" * 5000,
+]
+STREAM_URIS = ["http://127.0.0.1:1/stream.mp3", "https://127.0.0.1:1/x.ogg", "http://[::1]:1/a",
+               "http://" + "x" * 70000]
+BASIC_TYPES = "ybnqiuxtdsog"
 
 
 def rss_kb(pid):
@@ -50,6 +84,15 @@ def alive(pid):
         return False
 
 
+def dead_within(pid, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return not alive(pid)
+
+
 def split_signature(signature):
     """The complete types of a signature: 'sa{sv}(ii)' -> ['s', 'a{sv}', '(ii)']."""
     types, index = [], 0
@@ -65,8 +108,7 @@ def single_type_end(signature, index):
     if code == "a":
         return single_type_end(signature, index + 1)
     if code in "({":
-        close = ")" if code == "(" else "}"
-        depth, index = 0, index
+        depth = 0
         while True:
             if signature[index] in "({":
                 depth += 1
@@ -78,52 +120,173 @@ def single_type_end(signature, index):
     return index + 1
 
 
+def escape_element(text):
+    """ObjectPath.escapeElement: what an old cover object's path carried its URL as."""
+    return "".join(chr(b) if chr(b).isalnum() and b < 128 else "_%02x" % b for b in text.encode())
+
+
+def with_level(value, level):
+    """The value wrapped in `level` variants (dbus-python's values are immutable)."""
+    if isinstance(value, dbus.Dictionary):
+        return dbus.Dictionary(value, signature=value.signature, variant_level=level)
+    if isinstance(value, dbus.Array):
+        return dbus.Array(value, signature=value.signature, variant_level=level)
+    if isinstance(value, dbus.Struct):
+        return dbus.Struct(value, variant_level=level)
+    return type(value)(value, variant_level=level)
+
+
+def literal(value):
+    """Python source for a value as dbus-python sends it, long repetitive strings folded."""
+    level = getattr(value, "variant_level", 0)
+    suffix = ", variant_level=%d" % level if level else ""
+    if isinstance(value, dbus.Dictionary):
+        items = ", ".join("%s: %s" % (literal(k), literal(v)) for k, v in value.items())
+        return "dbus.Dictionary({%s}, signature=%r%s)" % (items, str(value.signature or ""), suffix)
+    if isinstance(value, dbus.Array):
+        return "dbus.Array(%s, signature=%r%s)" % (fold_list([literal(v) for v in value]), str(value.signature or ""), suffix)
+    if isinstance(value, dbus.Struct):
+        return "dbus.Struct((%s,)%s)" % (", ".join(literal(v) for v in value), suffix)
+    if isinstance(value, dbus.ByteArray):
+        return "dbus.ByteArray(%s%s)" % (fold_string(bytes(value)), suffix)
+    if isinstance(value, (dbus.String, dbus.ObjectPath, dbus.Signature)):
+        return "dbus.%s(%s%s)" % (type(value).__name__, fold_string(str(value)), suffix)
+    if isinstance(value, dbus.Double):
+        number = float(value)
+        text = repr(number) if number == number and abs(number) != float("inf") else "float(%r)" % repr(number)
+        return "dbus.Double(%s%s)" % (text, suffix)
+    if isinstance(value, dbus.Boolean):
+        return "dbus.Boolean(%s%s)" % (bool(value), suffix)
+    return "dbus.%s(%d%s)" % (type(value).__name__, int(value), suffix)
+
+
+def fold_list(items):
+    if len(items) > 3 and all(item == items[0] for item in items):
+        return "[%s] * %d" % (items[0], len(items))
+    return "[%s]" % ", ".join(items)
+
+
+def fold_string(text):
+    """'((((x))' -> "'(' * 4 + 'x' + ')' * 2": runs of a repeated unit (up to 40 characters)."""
+    if len(text) < 120:
+        return repr(text)
+    parts, literal_run, index = [], text[:0], 0
+    while index < len(text):
+        best_unit, best_count = None, 0
+        for size in range(1, 41):
+            unit = text[index:index + size]
+            if len(unit) < size:
+                break
+            count = 1
+            while text[index + count * size:index + (count + 1) * size] == unit:
+                count += 1
+            if count >= 3 and count * size > best_count * len(best_unit or " ") and count * size >= 24:
+                best_unit, best_count = unit, count
+        if best_unit is None:
+            literal_run += text[index:index + 1]
+            index += 1
+            continue
+        if literal_run:
+            parts.append(repr(literal_run))
+            literal_run = text[:0]
+        parts.append("%r * %d" % (best_unit, best_count))
+        index += best_count * len(best_unit)
+    if literal_run:
+        parts.append(repr(literal_run))
+    return " + ".join(parts)
+
+
+class Call:
+    """One message to send, kept so that it can be sent again and shown as a reproducer."""
+
+    def __init__(self, bus_name, path, interface, member, signature, values, target=None, check=None):
+        self.bus_name, self.path, self.interface, self.member = bus_name, path, interface, member
+        self.signature, self.values, self.target = signature, values, target
+        # What a success reply would break (a finding), or None: (kind, detail).
+        self.check = check
+
+    def message(self):
+        message = dbus.lowlevel.MethodCallMessage(self.bus_name, self.path, self.interface, self.member)
+        if self.signature:
+            message.append(*self.values, signature=self.signature)
+        return message
+
+    def describe(self):
+        shown = ", ".join(repr(value)[:80] for value in self.values) if self.signature else ""
+        return "%s %s %s.%s (%s) %s" % (self.bus_name, self.path[:120], self.interface, self.member, self.signature,
+                                        shown)
+
+    def reproducer(self):
+        """Five lines of Python that send this call on the session bus and print the outcome."""
+        arguments = ", ".join(literal(value) for value in self.values)
+        append = "m.append(%s, signature=%r); " % (arguments, self.signature) if self.signature else ""
+        return ("/usr/bin/python3 -c \"$(cat <<'EOF'\n"
+                "import dbus, dbus.lowlevel\n"
+                "m = dbus.lowlevel.MethodCallMessage(%r, %r, %r, %r)\n"
+                "%s\n"
+                "r = dbus.SessionBus().send_message_with_reply_and_block(m, 5)\n"
+                "print(r.get_args_list())\n"
+                "EOF\n)\"") % (self.bus_name, self.path, self.interface, self.member, append or "pass")
+
+
 class Hostile:
     """Values that break assumptions, for a type and for what the argument is named."""
 
-    def __init__(self, rng, root, tracks):
+    def __init__(self, rng, root, tracks, nodes):
         self.rng = rng
         self.root = root
         self.tracks = tracks
+        self.nodes = nodes
+        self.last_path_missing = False
+        escaped = [escape_element(url) for url in ("file:///etc/shadow", "file:///etc/passwd", "file:///proc/self/environ",
+                                                   "/etc/passwd", "../../../../etc/passwd")]
+        # Paths that name no node: an object answering there is a finding.
+        self.missing_paths = (
+            [root + "/__art/" + e for e in escaped] + [n + "/__art/" + escaped[0] for n in nodes[1:4]]
+            + [root + "/__art/__art", root + "/_" + "_" * 10, root + "/zz/yy/xx", root + "/" + "/".join(["a"] * 200),
+               root + "/_2e_2e/_2e_2e/etc", root + "/" + "x" * 20000, root + "Suffix", root + "/__art/x/y"]
+            + [n + "/nochild" for n in nodes[1:4]])
 
-    def string(self, hint=""):
+    def string(self, hint="", depth=0):
         r = self.rng.random()
         hint = hint.lower()
-        if "uri" in hint and r < 0.7:
-            return self.rng.choice([
-                "file:///etc/passwd", "file:///etc/shadow", "file:///dev/zero", "file:///dev/urandom",
-                "file:///proc/self/environ", "file:///proc/self/mem", "file:///", "file:///tmp",
-                "file:///nonexistent/a.ogg", "file://%2e%2e/etc/passwd", "file:///../../etc/passwd",
-                "http://127.0.0.1:1/stream.mp3", "https://127.0.0.1:1/x.ogg", "http://[::1]:1/a",
-                "data:audio/ogg;base64,AAAA", "javascript:alert(1)", "ftp://127.0.0.1/x", "", ":",
-                "not a uri", "file:" + "/a" * 5000, "http://" + "x" * 70000,
-            ] + [t for t in self.tracks[:5]])
+        if ("uri" in hint or hint == "url") and r < 0.7:
+            return self.rng.choice(REFUSED_URIS + STREAM_URIS + self.tracks[:5])
         if ("query" in hint or "criteria" in hint) and r < 0.7:
             relation = 'DisplayName contains "a"'
+            count = self.rng.choice([2, 63, 64, 65, 1000, 5000])
+            nesting = self.rng.choice([15, 16, 17, 1000, 10000])
             return self.rng.choice([
-                " and ".join([relation] * self.rng.choice([2, 63, 64, 65, 5000])),
-                "(" * self.rng.choice([15, 16, 17, 10000]) + relation + ")" * 17,
-                'DisplayName = "' + "x" * 70000 + '"', '"unterminated', "((", "))", "*", "and or",
+                " and ".join([relation] * count), " or ".join([relation] * count),
+                " and ".join(["(%s or %s)" % (relation, relation)] * count),
+                "(" * nesting + relation + ")" * nesting, "(" * nesting + relation,
+                'DisplayName = "' + "x" * 70000 + '"', '"unterminated', 'DisplayName = "unterminated', "((", "))",
+                "*", "and or", "", "(" * 100000, 'Type derivedfrom "' + "\\" * 5000,
                 'upnp:class derivedfrom "object.item"', 'Artist exists maybe', "Bitrate > \"1\"",
+                'DisplayName contains "' + "é" * 2000 + '"',
             ])
         if "order" in hint and r < 0.5:
             return self.rng.choice(["Alphabetical", "User", "Created", "Modified", "Nope", ""])
         if "loopstatus" in hint or "status" in hint:
             return self.rng.choice(["None", "Track", "Playlist", "none", "", "x" * 1000])
+        if depth == 0 and r < 0.02:
+            # A megabyte: far under the bus's message limit, far over anything meaningful.
+            return "m" * 1000000
         return self.rng.choice([
             "", "x", "a" * 1024, "b" * 65536, "é" * 30000, "\u202e\ufeff", "%s%n%x", "../../../../etc/passwd",
-            "'; DROP TABLE tracks; --", "\U0001F3B5" * 100, "*", "null", "-1",
+            "'; DROP TABLE tracks; --", "\U0001F3B5" * 100, "*", "null", "-1", "\x01\x7f", "\ufffd" * 10,
+            self.root, MPRIS_PATH, "/org/mpris/MediaPlayer2/TrackList/NoTrack",
         ])
 
     def path(self):
-        r = self.rng.random()
-        escaped = "".join("_%02x" % b for b in b"file:///etc/passwd")
+        self.last_path_missing = False
+        if self.rng.random() < 0.5:
+            self.last_path_missing = True
+            return self.rng.choice(self.missing_paths)
         return self.rng.choice([
             "/", "/org", MPRIS_PATH, MPRIS_PATH + "/TrackList/NoTrack", "/org/mprisbridge/Track/x",
-            "/org/mprisbridge/Track/" + "a" * 5000, "/org/mprisbridge/Playlist/nope",
-            self.root, self.root + "/__art", self.root + "/__art/" + escaped, self.root + "/_" + "_" * 10,
-            self.root + "/zz/yy/xx", self.root + "/" + "/".join(["a"] * 200),
-        ] + self.tracks_paths())
+            "/org/mprisbridge/Track/" + "a" * 5000, "/org/mprisbridge/Playlist/nope", self.root + "/__art",
+        ] + self.tracks_paths() + self.nodes)
 
     def tracks_paths(self):
         return [t for t in self.tracks if t.startswith("/")][:5]
@@ -142,14 +305,14 @@ class Hostile:
         if code == "i":
             return dbus.Int32(rng.choice([-2**31, -1, 0, 1, 2**31 - 1]))
         if code == "u":
-            return dbus.UInt32(rng.choice([0, 1, 2, 100, 5000, 65536, 2**32 - 1]))
+            return dbus.UInt32(rng.choice([0, 1, 2, 100, 5000, 65536, 2**31, 2**32 - 1]))
         if code == "x":
-            return dbus.Int64(rng.choice([-2**63, -10**12, -1, 0, 1, 5 * 10**6, 10**12, 2**63 - 1]))
+            return dbus.Int64(rng.choice([-2**63, -2**63 + 1, -10**12, -1, 0, 1, 5 * 10**6, 10**12, 2**62, 2**63 - 1]))
         if code == "t":
-            return dbus.UInt64(rng.choice([0, 1, 2**64 - 1]))
+            return dbus.UInt64(rng.choice([0, 1, 2**63, 2**64 - 1]))
         if code == "d":
-            return dbus.Double(rng.choice([float("nan"), float("inf"), float("-inf"), -1e308, -1.0, 0.0, 5e-324,
-                                           0.5, 1.0, 2.0, 1e308]))
+            return dbus.Double(rng.choice([float("nan"), -float("nan"), float("inf"), float("-inf"), -1e308, -1.0, -0.0,
+                                           0.0, 5e-324, 1e-300, 0.5, 1.0, 2.0, 3.0, 9.2e18, 1e308]))
         if code == "s":
             # Inside containers only short strings: a message must stay within the bus's size
             # limit (the bus drops a client that sends a larger one).
@@ -157,13 +320,22 @@ class Hostile:
         if code == "o":
             return dbus.ObjectPath(self.path() if depth == 0 else self.rng.choice(["/", MPRIS_PATH, self.root]))
         if code == "g":
-            return dbus.Signature(rng.choice(["", "s", "a{sv}", "(" * 30 + "i" + ")" * 30]))
+            return dbus.Signature(rng.choice(["", "s", "a{sv}", "v" * 255, "(" * 30 + "i" + ")" * 30]))
         if code == "v":
-            inner = rng.choice(["s", "d", "x", "b", "as", "a{sv}", "o", "u"]) if depth < 3 else "s"
-            return self.value(inner, hint, depth + 1)
+            inner = rng.choice(["s", "d", "x", "b", "as", "a{sv}", "o", "u", "ay"]) if depth < 3 else "s"
+            value = self.value(inner, hint, depth + 1)
+            if depth == 0 and rng.random() < 0.1:
+                # Variants inside variants, up to what the bus lets through (64 levels of nesting).
+                value = with_level(value, rng.choice([2, 16, 32, 60]))
+            return value
         if code == "a":
             element = signature[1:]
+            if element == "y":
+                return dbus.ByteArray(rng.choice([b"", b"\xff\xfe\x00\xc0\x80", b"\x00" * 4096, b"\xed\xa0\x80" * 100,
+                                                  bytes(range(256)) * 64]))
             count = rng.choice([0, 1, 3, 100, 10000]) if depth < 2 else rng.choice([0, 1])
+            if depth == 0 and element in ("u", "i", "d", "b", "x") and rng.random() < 0.1:
+                count = 200000
             if element.startswith("{"):
                 key, val = split_signature(element[1:-1])
                 return dbus.Dictionary({self.value(key, hint, depth + 1): self.value(val, hint, depth + 1)
@@ -173,6 +345,41 @@ class Hostile:
             return dbus.Struct([self.value(t, hint, depth + 1) for t in split_signature(signature[1:-1])])
         raise ValueError(signature)
 
+    def deep_array(self):
+        """An array of arrays 32 deep: the specification's limit."""
+        value = dbus.Array(["x"], signature="s")
+        signature = "as"
+        for _ in range(31):
+            value = dbus.Array([value], signature=signature)
+            signature = "a" + signature
+        return signature, value
+
+    def mutated_signature(self, signature):
+        """A signature like the expected one but wrong: an argument missing, one too many, one
+        of another type, strings as (invalid UTF-8) bytes, or the arguments in another order."""
+        types = split_signature(signature)
+        rng = self.rng
+        for _ in range(10):
+            choice = rng.randrange(6)
+            mutated = list(types)
+            if choice == 0 and mutated:
+                mutated.pop(rng.randrange(len(mutated)))
+            elif choice == 1:
+                mutated.insert(rng.randrange(len(mutated) + 1), rng.choice(["s", "u", "x", "d", "v", "as", "a{sv}"]))
+            elif choice == 2 and mutated:
+                mutated[rng.randrange(len(mutated))] = rng.choice(["s", "i", "u", "x", "t", "d", "b", "o", "g", "v", "ay",
+                                                                   "as", "(ss)", "a{ss}"])
+            elif choice == 3 and "s" in mutated:
+                mutated = ["ay" if t == "s" else t for t in mutated]
+            elif choice == 4 and len(mutated) > 1:
+                rng.shuffle(mutated)
+            elif choice == 5:
+                mutated = [rng.choice(["s", "i", "u", "d", "o", "as", "a{sv}", "(ii)", "v"])
+                           for _ in range(rng.choice([0, 1, 2, 5, 12]))]
+            if "".join(mutated) != signature:
+                return "".join(mutated)
+        return signature + "s"
+
 
 class Target:
     def __init__(self, bus_name, path, interface, member, signature, arguments, kind):
@@ -181,7 +388,7 @@ class Target:
 
 
 def introspect(bus, bus_name, path):
-    message = dbus.lowlevel.MethodCallMessage(bus_name, path, "org.freedesktop.DBus.Introspectable", "Introspect")
+    message = dbus.lowlevel.MethodCallMessage(bus_name, path, INTROSPECTABLE, "Introspect")
     reply = bus.send_message_with_reply_and_block(message, TIMEOUT)
     return ElementTree.fromstring(reply.get_args_list()[0])
 
@@ -192,8 +399,10 @@ def targets_of(bus, bus_name, path, skipped=()):
         tree = introspect(bus, bus_name, path)
     except dbus.DBusException:
         return found
+    seen = set()
     for interface in tree.findall("interface"):
         name = interface.get("name")
+        seen.add(name)
         for method in interface.findall("method"):
             if (name, method.get("name")) in SKIPPED or name + "." + method.get("name") in skipped:
                 continue
@@ -205,6 +414,10 @@ def targets_of(bus, bus_name, path, skipped=()):
                 continue
             found.append(Target(bus_name, path, name, prop.get("name"), prop.get("type"), [prop.get("access")],
                                 "property"))
+    # Every object answers these (libdbus or the daemon), whether it lists them or not.
+    for interface, member in ((PEER, "Ping"), (PEER, "GetMachineId"), (INTROSPECTABLE, "Introspect")):
+        if interface not in seen:
+            found.append(Target(bus_name, path, interface, member, "", [], "method"))
     return found
 
 
@@ -218,13 +431,13 @@ def discover(bus, name, skipped):
     tracks = []
     try:
         player = bus.get_object(player_name, MPRIS_PATH, introspect=False)
-        ids = player.Get("org.mpris.MediaPlayer2.TrackList", "Tracks", dbus_interface="org.freedesktop.DBus.Properties")
+        ids = player.Get("org.mpris.MediaPlayer2.TrackList", "Tracks", dbus_interface=PROPERTIES)
         tracks += [str(i) for i in ids][:5]
         metadata = player.GetTracksMetadata(ids[:5], dbus_interface="org.mpris.MediaPlayer2.TrackList")
         tracks += [str(m.get("xesam:url", "")) for m in metadata if m.get("xesam:url")]
     except dbus.DBusException:
         pass
-    nodes, kinds, pending = [root], {}, [root]
+    nodes, kinds, pending = [root], {"root": 1}, [root]
     while pending and len(nodes) < 80:
         path = pending.pop(0)
         try:
@@ -235,108 +448,217 @@ def discover(bus, name, skipped):
             continue
         for child in children:
             child_path = str(child["Path"])
-            kind = (str(child.get("Type")), bool(child.get("Informative", False)))
+            kind = str(child.get("Type")) + (" (informative)" if child.get("Informative", False) else "")
+            if path == root:
+                kind = "tab"
             if kinds.get(kind, 0) < 6 and child_path not in nodes:
                 kinds[kind] = kinds.get(kind, 0) + 1
                 nodes.append(child_path)
-                if kind[0] == "container":
+                if str(child.get("Type")) == "container":
                     pending.append(child_path)
-            if "AlbumArt" in child and str(child["AlbumArt"]) not in nodes:
+            if "AlbumArt" in child and str(child["AlbumArt"]) not in nodes and kinds.get("art", 0) < 6:
+                kinds["art"] = kinds.get("art", 0) + 1
                 nodes.append(str(child["AlbumArt"]))
     for path in nodes:
         targets += targets_of(bus, tree_name, path, skipped)
-    return targets, tracks, root, tree_name, player_name
+    return targets, tracks, root, tree_name, player_name, nodes, kinds
 
 
 class Fuzzer:
     def __init__(self, bus, pid, seed, name, skipped):
         self.bus, self.pid = bus, pid
         self.rng = random.Random(seed)
-        self.targets, tracks, self.root, self.tree_name, self.player_name = discover(bus, name, skipped)
-        self.hostile = Hostile(self.rng, self.root, tracks)
+        (self.targets, tracks, self.root, self.tree_name, self.player_name, self.nodes,
+         self.kinds) = discover(bus, name, skipped)
+        self.hostile = Hostile(self.rng, self.root, tracks, self.nodes)
         self.replies, self.timeouts, self.calls, self.slowest = {}, 0, 0, (0.0, "")
-        self.batch_log = []
+        # (kind, member) -> {"count", "detail", "call", "reproducer"}
+        self.findings = {}
 
-    def message(self):
+    def next_call(self):
         target = self.rng.choice(self.targets)
         rng = self.rng
+        check = None
         if target.kind == "property":
-            interface = "org.freedesktop.DBus.Properties"
+            interface, path = PROPERTIES, target.path
             r = rng.random()
             if r < 0.4:
-                member, values, signature = "Set", [target.interface, target.member], "ssv"
-                value = self.hostile.value(target.signature if rng.random() < 0.6 else rng.choice(["s", "d", "x", "as", "b"]),
-                                           target.member)
-                values.append(value)
+                member, signature = "Set", "ssv"
+                same_type = rng.random() < 0.6
+                value_signature = target.signature if same_type else rng.choice(["s", "d", "x", "as", "b", "a{sv}", "ay"])
+                value = self.hostile.value(value_signature, target.member)
+                if value_signature == target.signature and rng.random() < 0.05:
+                    value = with_level(value, rng.choice([2, 32]))
+                values = [target.interface, target.member, value]
+                if target.arguments[0] == "read":
+                    check = ("read-only property written", "%s.%s" % (target.interface, target.member))
+                elif value_signature != target.signature or getattr(value, "variant_level", 0) > 1:
+                    check = ("property set with a wrong type", "%s.%s as %s" % (
+                        target.interface, target.member, value_signature if value.variant_level <= 1 else "v"))
             elif r < 0.7:
                 member, values, signature = "Get", [target.interface, rng.choice([target.member, "Nope", "x" * 5000])], "ss"
             elif r < 0.85:
                 member, values, signature = "GetAll", [rng.choice([target.interface, "org.nope.X", ""])], "s"
             else:
-                member, signature = "Set", rng.choice(["", "s", "ss", "ssvv", "sss"])
+                member = rng.choice(["Set", "Get", "GetAll"])
+                expected = {"Set": "ssv", "Get": "ss", "GetAll": "s"}[member]
+                signature = self.hostile.mutated_signature(expected)
                 values = [self.hostile.value(t) for t in split_signature(signature)]
-            path = target.path
+                check = ("wrong signature accepted", "%s.%s (%s)" % (PROPERTIES, member, signature))
         else:
             interface, member, path = target.interface, target.member, target.path
             r = rng.random()
-            if r < 0.7:
+            if r < 0.65:
                 signature = target.signature
                 values = [self.hostile.value(t, hint) for t, hint in zip(split_signature(signature), target.arguments)]
-            elif r < 0.9:
-                signature = rng.choice(["", "s", "i", "u", "d", "x", "o", "as", "a{sv}", "(ii)", "ss", "uuas", "suuas", "v"])
-                values = [self.hostile.value(t) for t in split_signature(signature)]
+                for value, hint in zip(values, target.arguments):
+                    if member in ("OpenUri", "AddTrack") and "uri" in hint.lower() and str(value) in REFUSED_URIS:
+                        check = ("file that is not audio opened", "%s %s" % (member, str(value)[:60]))
+            elif r < 0.88:
+                if rng.random() < 0.1:
+                    signature, deep = self.hostile.deep_array()
+                    values = [deep]
+                else:
+                    signature = self.hostile.mutated_signature(target.signature)
+                    values = [self.hostile.value(t) for t in split_signature(signature)]
+                check = ("wrong signature accepted", "%s.%s (%s, expected %s)" % (
+                    interface, member, signature[:40], target.signature))
             else:
                 signature = target.signature
                 values = [self.hostile.value(t, hint) for t, hint in zip(split_signature(signature), target.arguments)]
                 path = self.hostile.path()
+                if self.hostile.last_path_missing and interface not in (PEER, INTROSPECTABLE):
+                    check = ("an object answers at a path that names no node", "%s.%s at %s" % (
+                        interface, member, path[:100]))
         if rng.random() < 0.05:
-            interface = rng.choice([None, "org.nope.Interface", "org.freedesktop.DBus.Peer"])
-        bus_name = target.bus_name
-        message = dbus.lowlevel.MethodCallMessage(bus_name, path, interface, member)
-        if signature:
-            message.append(*values, signature=signature)
-        shown = ", ".join(repr(value)[:80] for value in values) if signature else ""
-        return message, "%s %s %s.%s (%s) %s" % (bus_name, path[:120], interface, member, signature, shown)
+            interface = rng.choice([None, "org.nope.Interface", PEER])
+            check = None
+        return Call(target.bus_name, path, interface, member, signature, values, target, check)
 
-    def call(self, message, description):
+    def send(self, call):
+        """Sends one call; returns (outcome, reply or error, seconds)."""
         started = time.monotonic()
         try:
-            self.bus.send_message_with_reply_and_block(message, TIMEOUT)
-            outcome = "ok"
+            reply = self.bus.send_message_with_reply_and_block(call.message(), TIMEOUT)
+            outcome, answer = "ok", reply
         except dbus.DBusException as error:
-            outcome = error.get_dbus_name() or "unknown"
-            if outcome == "org.freedesktop.DBus.Error.NoReply":
-                self.timeouts += 1
-        elapsed = time.monotonic() - started
+            outcome, answer = error.get_dbus_name() or "unknown", error
+        return outcome, answer, time.monotonic() - started
+
+    def call(self, call):
+        outcome, answer, elapsed = self.send(call)
+        if outcome == "org.freedesktop.DBus.Error.NoReply":
+            self.timeouts += 1
         if elapsed > self.slowest[0]:
-            self.slowest = (elapsed, description)
+            self.slowest = (elapsed, call.describe())
         self.replies[outcome] = self.replies.get(outcome, 0) + 1
         self.calls += 1
+        self.judge(call, outcome, answer)
         return outcome
+
+    def judge(self, call, outcome, answer):
+        """Records a finding when the reply breaks a promise without crashing anything."""
+        if outcome == "ok":
+            if call.check:
+                self.finding(call.check[0], call.check[1], call)
+            named = [f for f in SYSTEM_FILES if any(f in text for text in strings_in(answer.get_args_list()))]
+            if named:
+                self.finding("a reply names a system file", "%s.%s: %s" % (call.interface, call.member, named[0]), call)
+        elif outcome not in ("org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Disconnected"):
+            message = answer.get_dbus_message() or ""
+            size = len(message.encode("utf-8", "surrogateescape"))
+            if size > MAX_ERROR_MESSAGE and not outcome.startswith("org.freedesktop.DBus.Error.Limits"):
+                self.finding("error message over 1 KiB", "%s from %s.%s" % (outcome, call.interface, call.member), call,
+                             "%d bytes" % size)
+
+    def finding(self, kind, detail, call, note=""):
+        key = (kind, detail.split(" ")[0])
+        entry = self.findings.setdefault(key, {"kind": kind, "detail": detail, "count": 0, "note": note,
+                                               "call": call.describe(), "reproducer": call.reproducer()})
+        entry["count"] += 1
 
     def liveness(self):
         """Seconds the daemon took to answer a Ping, a Get and a listing; None if it did not."""
         started = time.monotonic()
         try:
             for destination, path, interface, member, signature, values in (
-                (self.player_name, MPRIS_PATH, "org.freedesktop.DBus.Peer", "Ping", "", []),
-                (self.player_name, MPRIS_PATH, "org.freedesktop.DBus.Properties", "Get", "ss",
+                (self.player_name, MPRIS_PATH, PEER, "Ping", "", []),
+                (self.player_name, MPRIS_PATH, PROPERTIES, "Get", "ss",
                  ["org.mpris.MediaPlayer2.Player", "PlaybackStatus"]),
                 (self.tree_name, self.root, "org.gnome.UPnP.MediaContainer2", "ListChildren", "uuas",
                  [dbus.UInt32(0), dbus.UInt32(10), ["DisplayName"]]),
             ):
-                message = dbus.lowlevel.MethodCallMessage(destination, path, interface, member)
-                if signature:
-                    message.append(*values, signature=signature)
-                self.bus.send_message_with_reply_and_block(message, TIMEOUT)
+                self.bus.send_message_with_reply_and_block(
+                    Call(destination, path, interface, member, signature, values).message(), TIMEOUT)
         except dbus.DBusException:
             return None
         return time.monotonic() - started
 
 
+def strings_in(values, budget=None):
+    """The strings of a reply, shallowly enough to stay cheap for 5,000-row listings."""
+    budget = budget if budget is not None else [2000]
+    for value in values:
+        if budget[0] <= 0:
+            return
+        budget[0] -= 1
+        if isinstance(value, (dbus.String, dbus.ObjectPath, str)):
+            yield str(value)
+        elif isinstance(value, dict):
+            yield from strings_in(list(value.values()), budget)
+        elif isinstance(value, (list, tuple)):
+            yield from strings_in(value, budget)
+
+
+class Crashes:
+    """Crashes seen, with the call found to cause each, and the daemon restarted after each."""
+
+    def __init__(self, fuzzer, restart_command):
+        self.fuzzer, self.restart_command = fuzzer, restart_command
+        self.distinct = {}
+        self.count = 0
+
+    def restart(self):
+        output = subprocess.run(["bash", "-c", self.restart_command], stdout=subprocess.PIPE, check=True,
+                                timeout=120).stdout.decode().split()
+        self.fuzzer.pid = int(output[-1])
+        # The name is owned once the daemon is ready; wait for it to answer.
+        deadline = time.monotonic() + 60
+        while self.fuzzer.liveness() is None:
+            if time.monotonic() > deadline or not alive(self.fuzzer.pid):
+                raise RuntimeError("the restarted daemon does not answer")
+            time.sleep(0.1)
+
+    def record(self, batch):
+        """After a crash in `batch` (a list of Call): finds and confirms the call that kills a
+        fresh daemon, if the crash reproduces. Leaves a fresh daemon running."""
+        self.count += 1
+        culprit, confirmed = None, False
+        if self.restart_command:
+            self.restart()
+            for call in batch:
+                self.fuzzer.send(call)
+                if dead_within(self.fuzzer.pid, 0.2):
+                    culprit = call
+                    break
+            self.restart()
+            if culprit is not None:
+                self.fuzzer.send(culprit)
+                confirmed = dead_within(self.fuzzer.pid, 3)
+                if confirmed:
+                    self.restart()
+        key = "%s.%s" % (culprit.interface, culprit.member) if culprit else "not reproduced by the batch alone"
+        entry = self.distinct.setdefault(key, {"count": 0, "confirmed_alone": confirmed,
+                                               "call": culprit.describe() if culprit else None,
+                                               "reproducer": culprit.reproducer() if culprit else None,
+                                               "batch": [c.describe() for c in batch[-20:]]})
+        entry["count"] += 1
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--pid", type=int, required=True)
+    parser.add_argument("--address", help="the bus address (default: DBUS_SESSION_BUS_ADDRESS)")
     parser.add_argument("--name", default="mprisbridge")
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=1)
@@ -347,74 +669,109 @@ def main():
     parser.add_argument("--trace", help="a file that gets each call before it is sent")
     parser.add_argument("--skip", action="append", default=[],
                         help="INTERFACE.MEMBER not to call or set (a known, reported failure)")
+    parser.add_argument("--restart-command", help="shell command starting a fresh daemon and printing its pid")
+    parser.add_argument("--no-findings-fail", action="store_true", help="report findings without failing on them")
     options = parser.parse_args()
+    if options.address:
+        os.environ["DBUS_SESSION_BUS_ADDRESS"] = options.address
     warmup = options.warmup if options.warmup is not None else options.calls // 10
     trace = open(options.trace, "w", buffering=1) if options.trace else None
 
     bus = dbus.SessionBus()
     fuzzer = Fuzzer(bus, options.pid, options.seed, options.name, set(options.skip))
+    crashes = Crashes(fuzzer, options.restart_command)
     start_rss = rss_kb(options.pid)
-    warm_rss = None
+    warm_rss, warm_at = None, warmup
     peak_rss = start_rss or 0
-    crashed, slow_liveness, worst_liveness = False, 0, 0.0
+    slow_liveness, worst_liveness = 0, 0.0
+    last_batch = []
     started = time.monotonic()
-    while fuzzer.calls < options.calls and not crashed:
-        batch = []
+    while fuzzer.calls < options.calls:
+        batch, crashed = [], False
         for _ in range(min(options.batch, options.calls - fuzzer.calls)):
-            message, description = fuzzer.message()
+            call = fuzzer.next_call()
             if trace:
-                trace.write(description + "\n")
-            outcome = fuzzer.call(message, description)
-            batch.append("%s -> %s" % (description, outcome))
+                trace.write(call.describe() + "\n")
+            batch.append(call)
+            outcome = fuzzer.call(call)
             if outcome in ("org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.ServiceUnknown",
-                           "org.freedesktop.DBus.Error.NameHasNoOwner") and not alive(options.pid):
+                           "org.freedesktop.DBus.Error.NameHasNoOwner") and not alive(fuzzer.pid):
                 crashed = True
                 break
-        seconds = fuzzer.liveness()
-        if seconds is None or not alive(options.pid):
-            crashed = not alive(options.pid)
-            slow_liveness += 1
-        else:
-            worst_liveness = max(worst_liveness, seconds)
-            if seconds > TIMEOUT:
+        seconds = None if crashed else fuzzer.liveness()
+        crashed = crashed or not alive(fuzzer.pid)
+        if not crashed:
+            if seconds is None or seconds > TIMEOUT:
                 slow_liveness += 1
-        rss = rss_kb(options.pid)
+            else:
+                worst_liveness = max(worst_liveness, seconds)
+        last_batch = batch
+        if crashed:
+            print("crash %d after %d calls; the batch's last calls:" % (crashes.count + 1, fuzzer.calls), file=sys.stderr)
+            for call in batch[-5:]:
+                print("  " + call.describe(), file=sys.stderr)
+            if not options.restart_command:
+                crashes.record(batch)
+                break
+            crashes.record(batch)
+            # RSS growth is the last daemon's, from the end of its own warm-up.
+            warm_rss, warm_at = None, fuzzer.calls + warmup
+            continue
+        rss = rss_kb(fuzzer.pid)
         if rss is not None:
             peak_rss = max(peak_rss, rss)
-            if warm_rss is None and fuzzer.calls >= warmup:
+            if warm_rss is None and fuzzer.calls >= warm_at:
                 warm_rss = rss
-        fuzzer.batch_log = batch
-        if crashed or slow_liveness:
+        if slow_liveness:
             break
     duration = time.monotonic() - started
-    end_rss = rss_kb(options.pid)
+    end_rss = rss_kb(fuzzer.pid)
     growth = (end_rss - warm_rss) if end_rss is not None and warm_rss is not None else None
+    findings = sorted(fuzzer.findings.values(), key=lambda f: (f["kind"], f["detail"]))
     summary = {
         "calls": fuzzer.calls, "seconds": round(duration, 1), "calls_per_second": round(fuzzer.calls / max(duration, 1e-9)),
         "replies": dict(sorted(fuzzer.replies.items(), key=lambda item: -item[1])), "timeouts": fuzzer.timeouts,
-        "crashes": 1 if crashed else 0, "failed_liveness_checks": slow_liveness,
+        "crashes": crashes.count, "distinct_crashes": crashes.distinct, "failed_liveness_checks": slow_liveness,
         "slowest_reply_seconds": round(fuzzer.slowest[0], 3), "slowest_call": fuzzer.slowest[1],
         "slowest_liveness_seconds": round(worst_liveness, 3),
-        "rss_kb": {"start": start_rss, "after_warmup": warm_rss, "warmup_calls": warmup, "end": end_rss, "peak": peak_rss, "growth": growth},
-        "targets": len(fuzzer.targets), "seed": options.seed, "skipped": sorted(options.skip),
+        "rss_kb": {"start": start_rss, "after_warmup": warm_rss, "warmup_calls": warmup, "end": end_rss, "peak": peak_rss,
+                   "growth": growth},
+        "findings": findings, "targets": len(fuzzer.targets), "node_kinds": fuzzer.kinds, "seed": options.seed,
+        "skipped": sorted(options.skip),
     }
     print("fuzzed %d calls in %.1f s (%d calls/s) over %d methods and properties, seed %d%s" % (
         fuzzer.calls, duration, summary["calls_per_second"], len(fuzzer.targets), options.seed,
         ", skipping " + ", ".join(options.skip) if options.skip else ""))
+    print("tree nodes sampled by kind: " + ", ".join("%s %d" % item for item in sorted(fuzzer.kinds.items())))
     for name, count in summary["replies"].items():
         print("  %7d  %s" % (count, name))
-    print("timeouts %d, crashes %d, failed liveness checks %d" % (fuzzer.timeouts, summary["crashes"], slow_liveness))
-    print("slowest reply %.3f s: %s" % (fuzzer.slowest[0], fuzzer.slowest[1]))
+    print("timeouts %d, crashes %d, failed liveness checks %d" % (fuzzer.timeouts, crashes.count, slow_liveness))
+    print("slowest reply %.3f s: %s" % (fuzzer.slowest[0], fuzzer.slowest[1][:300]))
     print("RSS %s KB at start, %s after %d warm-up calls, %s at the end (peak %s): growth %s KB" % (
         start_rss, warm_rss, warmup, end_rss, peak_rss, growth))
+    for key, crash in crashes.distinct.items():
+        print("\nCRASH (%d times): %s%s" % (crash["count"], key, ", confirmed by this call alone" if crash["confirmed_alone"]
+                                             else ""))
+        if crash["reproducer"]:
+            print("  " + crash["call"][:300])
+            print(crash["reproducer"])
+        else:
+            print("  the crashed batch's last calls:\n    " + "\n    ".join(crash["batch"]))
+    for finding in findings:
+        print("\nFINDING (%d times): %s: %s %s" % (finding["count"], finding["kind"], finding["detail"], finding["note"]))
+        print(finding["reproducer"])
     if options.json:
         with open(options.json, "w") as file:
             json.dump(summary, file, indent=2)
-    failed = crashed or fuzzer.timeouts or slow_liveness or (growth is not None and growth >= options.max_rss_growth_kb)
+    failed = (crashes.count or fuzzer.timeouts or slow_liveness or (findings and not options.no_findings_fail)
+              or (growth is not None and growth >= options.max_rss_growth_kb))
+    if fuzzer.timeouts or slow_liveness:
+        # A stall has no culprit found for it: the last calls before it are the lead.
+        print("the last batch's last calls:", file=sys.stderr)
+        for call in last_batch[-20:]:
+            print("  " + call.describe(), file=sys.stderr)
     if failed:
-        print("FAILED; the last batch's calls:", file=sys.stderr)
-        for line in fuzzer.batch_log:
-            print("  " + line, file=sys.stderr)
+        print("FAILED", file=sys.stderr)
     return 1 if failed else 0
 
 
