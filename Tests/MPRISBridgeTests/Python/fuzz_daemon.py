@@ -157,7 +157,18 @@ def literal(value):
         return "dbus.Double(%s%s)" % (text, suffix)
     if isinstance(value, dbus.Boolean):
         return "dbus.Boolean(%s%s)" % (bool(value), suffix)
-    return "dbus.%s(%d%s)" % (type(value).__name__, int(value), suffix)
+    if isinstance(value, (dbus.Byte, dbus.Int16, dbus.UInt16, dbus.Int32, dbus.UInt32, dbus.Int64, dbus.UInt64)):
+        return "dbus.%s(%d%s)" % (type(value).__name__, int(value), suffix)
+    # Plain Python values, which dbus-python converts by the signature.
+    if isinstance(value, str):
+        return fold_string(value)
+    if isinstance(value, (bytes, bool, int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return fold_list([literal(v) for v in value])
+    if isinstance(value, dict):
+        return "{%s}" % ", ".join("%s: %s" % (literal(k), literal(v)) for k, v in value.items())
+    raise TypeError("no literal for %r" % type(value))
 
 
 def fold_list(items):
@@ -232,8 +243,9 @@ class Call:
 class Hostile:
     """Values that break assumptions, for a type and for what the argument is named."""
 
-    def __init__(self, rng, root, tracks, nodes):
+    def __init__(self, rng, root, tracks, nodes, huge_array=200000):
         self.rng = rng
+        self.huge_array = huge_array
         self.root = root
         self.tracks = tracks
         self.nodes = nodes
@@ -324,8 +336,9 @@ class Hostile:
         if code == "v":
             inner = rng.choice(["s", "d", "x", "b", "as", "a{sv}", "o", "u", "ay"]) if depth < 3 else "s"
             value = self.value(inner, hint, depth + 1)
-            if depth == 0 and rng.random() < 0.1:
-                # Variants inside variants, up to what the bus lets through (64 levels of nesting).
+            if depth == 0 and inner in BASIC_TYPES and rng.random() < 0.1:
+                # Variants inside variants, up to what the bus lets through (64 levels of nesting
+                # in all: a container inside would pass it, and the bus drops the sender).
                 value = with_level(value, rng.choice([2, 16, 32, 60]))
             return value
         if code == "a":
@@ -334,8 +347,8 @@ class Hostile:
                 return dbus.ByteArray(rng.choice([b"", b"\xff\xfe\x00\xc0\x80", b"\x00" * 4096, b"\xed\xa0\x80" * 100,
                                                   bytes(range(256)) * 64]))
             count = rng.choice([0, 1, 3, 100, 10000]) if depth < 2 else rng.choice([0, 1])
-            if depth == 0 and element in ("u", "i", "d", "b", "x") and rng.random() < 0.1:
-                count = 200000
+            if depth == 0 and element in ("u", "i", "d", "b", "x") and self.huge_array and rng.random() < 0.1:
+                count = self.huge_array
             if element.startswith("{"):
                 key, val = split_signature(element[1:-1])
                 return dbus.Dictionary({self.value(key, hint, depth + 1): self.value(val, hint, depth + 1)
@@ -465,19 +478,27 @@ def discover(bus, name, skipped):
 
 
 class Fuzzer:
-    def __init__(self, bus, pid, seed, name, skipped):
+    def __init__(self, bus, pid, seed, name, skipped, huge_array=200000):
         self.bus, self.pid = bus, pid
         self.rng = random.Random(seed)
         (self.targets, tracks, self.root, self.tree_name, self.player_name, self.nodes,
          self.kinds) = discover(bus, name, skipped)
-        self.hostile = Hostile(self.rng, self.root, tracks, self.nodes)
+        self.hostile = Hostile(self.rng, self.root, tracks, self.nodes, huge_array)
+        # Each member (or property) of each interface is as likely as any other, whatever the
+        # number of objects it is on: the tree's nodes have some 20 properties each, and a
+        # uniform pick over objects would leave SearchObjects or OpenUri a call in a thousand.
+        self.groups = {}
+        for target in self.targets:
+            self.groups.setdefault((target.bus_name, target.interface, target.member, target.kind), []).append(target)
+        self.group_keys = sorted(self.groups)
         self.replies, self.timeouts, self.calls, self.slowest = {}, 0, 0, (0.0, "")
         # (kind, member) -> {"count", "detail", "call", "reproducer"}
         self.findings = {}
+        self.disconnects = []
 
     def next_call(self):
-        target = self.rng.choice(self.targets)
         rng = self.rng
+        target = rng.choice(self.groups[rng.choice(self.group_keys)])
         check = None
         if target.kind == "property":
             interface, path = PROPERTIES, target.path
@@ -487,7 +508,7 @@ class Fuzzer:
                 same_type = rng.random() < 0.6
                 value_signature = target.signature if same_type else rng.choice(["s", "d", "x", "as", "b", "a{sv}", "ay"])
                 value = self.hostile.value(value_signature, target.member)
-                if value_signature == target.signature and rng.random() < 0.05:
+                if value_signature == target.signature and value_signature in BASIC_TYPES and rng.random() < 0.05:
                     value = with_level(value, rng.choice([2, 32]))
                 values = [target.interface, target.member, value]
                 if target.arguments[0] == "read":
@@ -495,8 +516,15 @@ class Fuzzer:
                 elif value_signature != target.signature or getattr(value, "variant_level", 0) > 1:
                     check = ("property set with a wrong type", "%s.%s as %s" % (
                         target.interface, target.member, value_signature if value.variant_level <= 1 else "v"))
-            elif r < 0.7:
+            elif r < 0.62:
                 member, values, signature = "Get", [target.interface, rng.choice([target.member, "Nope", "x" * 5000])], "ss"
+            elif r < 0.7:
+                # The property asked of an object that must not exist (an old cover path naming a file).
+                member, values, signature = rng.choice([("Get", [target.interface, target.member], "ss"),
+                                                        ("GetAll", [target.interface], "s")])
+                path = rng.choice(self.hostile.missing_paths)
+                check = ("an object answers at a path that names no node", "%s.%s at %s" % (
+                    target.interface, target.member, path[:100]))
             elif r < 0.85:
                 member, values, signature = "GetAll", [rng.choice([target.interface, "org.nope.X", ""])], "s"
             else:
@@ -543,6 +571,11 @@ class Fuzzer:
             outcome, answer = "ok", reply
         except dbus.DBusException as error:
             outcome, answer = error.get_dbus_name() or "unknown", error
+        if outcome == "org.freedesktop.DBus.Error.Disconnected":
+            # The bus dropped the fuzzer (a message past its limits): the fuzzer's fault, not the
+            # daemon's. Counted and shown, and a new connection carries on.
+            self.disconnects.append(call.describe())
+            self.bus = dbus.SessionBus(private=True)
         return outcome, answer, time.monotonic() - started
 
     def call(self, call):
@@ -610,15 +643,46 @@ def strings_in(values, budget=None):
             yield from strings_in(value, budget)
 
 
+def replay_script(calls):
+    """A Python script that sends `calls` in order, as the fuzzer did, and says whether the
+    daemon answered each: for a crash that needs more than one call."""
+    lines = ["import dbus, dbus.lowlevel", "bus = dbus.SessionBus()", "calls = ["]
+    for call in calls:
+        lines.append("    (%r, %r, %r, %r, %r, [%s])," % (call.bus_name, call.path, call.interface, call.member, call.signature,
+                                                       ", ".join(literal(v) for v in call.values)))
+    lines += ["]", "for destination, path, interface, member, signature, values in calls:",
+              "    m = dbus.lowlevel.MethodCallMessage(destination, path, interface, member)",
+              "    if signature:", "        m.append(*values, signature=signature)",
+              "    try:", "        bus.send_message_with_reply_and_block(m, 5)", "        print(member, 'ok')",
+              "    except dbus.DBusException as error:", "        print(member, error.get_dbus_name())", ""]
+    return "\n".join(lines)
+
+
 class Crashes:
     """Crashes seen, with the call found to cause each, and the daemon restarted after each."""
 
-    def __init__(self, fuzzer, restart_command):
-        self.fuzzer, self.restart_command = fuzzer, restart_command
+    def __init__(self, fuzzer, restart_command, repro_dir=None):
+        self.fuzzer, self.restart_command, self.repro_dir = fuzzer, restart_command, repro_dir
         self.distinct = {}
         self.count = 0
+        self.stalls = []
+        self.restart_error = None
 
     def restart(self):
+        try:
+            self.start()
+        except (RuntimeError, subprocess.SubprocessError, ValueError, IndexError) as error:
+            # The run ends here, with its summary: a daemon that cannot come back is a finding too.
+            self.restart_error = str(error)
+            raise
+
+    def start(self):
+        # A daemon the replay did not kill still owns the names: a second one would serve as
+        # ….instance<pid>, and the calls would go on reaching the first.
+        if alive(self.fuzzer.pid):
+            os.kill(self.fuzzer.pid, 9)
+            if not dead_within(self.fuzzer.pid, 10):
+                raise RuntimeError("daemon %d does not die" % self.fuzzer.pid)
         output = subprocess.run(["bash", "-c", self.restart_command], stdout=subprocess.PIPE, check=True,
                                 timeout=120).stdout.decode().split()
         self.fuzzer.pid = int(output[-1])
@@ -647,12 +711,32 @@ class Crashes:
                 confirmed = dead_within(self.fuzzer.pid, 3)
                 if confirmed:
                     self.restart()
-        key = "%s.%s" % (culprit.interface, culprit.member) if culprit else "not reproduced by the batch alone"
+        # Only a call that kills a fresh daemon alone names a crash; the others depend on timing
+        # or on what came before (a crash on a streaming thread, say), and are one kind.
+        key = "%s.%s" % (culprit.interface, culprit.member) if confirmed else "needs more than one call"
         entry = self.distinct.setdefault(key, {"count": 0, "confirmed_alone": confirmed,
-                                               "call": culprit.describe() if culprit else None,
-                                               "reproducer": culprit.reproducer() if culprit else None,
-                                               "batch": [c.describe() for c in batch[-20:]]})
+                                               "call": culprit.describe() if confirmed else None,
+                                               "reproducer": culprit.reproducer() if confirmed else None,
+                                               "replays_died_at": [], "scripts": []})
         entry["count"] += 1
+        entry["replays_died_at"].append("%s.%s" % (culprit.interface, culprit.member) if culprit else "none")
+        if self.repro_dir and len(entry["scripts"]) < 3:
+            # The calls up to the one that killed the replayed daemon (all of them if none did).
+            calls = batch[:batch.index(culprit) + 1] if culprit is not None else batch
+            os.makedirs(self.repro_dir, exist_ok=True)
+            script = os.path.join(self.repro_dir, "crash-%d.py" % self.count)
+            with open(script, "w") as file:
+                file.write(replay_script(calls))
+            entry["scripts"].append(script)
+
+    def stall(self, batch):
+        """The daemon is alive but did not answer the liveness check within 5 s: its stacks
+        are the lead, then it is killed and replaced so the run goes on."""
+        pid = self.fuzzer.pid
+        stacks = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 12"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120).stdout.decode(errors="replace")
+        self.stalls.append({"batch": [c.describe() for c in batch[-20:]], "stacks": stacks[-6000:]})
+        self.restart()
 
 
 def main():
@@ -670,6 +754,9 @@ def main():
     parser.add_argument("--skip", action="append", default=[],
                         help="INTERFACE.MEMBER not to call or set (a known, reported failure)")
     parser.add_argument("--restart-command", help="shell command starting a fresh daemon and printing its pid")
+    parser.add_argument("--huge-array", type=int, default=200000,
+                        help="elements of the largest arrays sent (0: none); each costs the daemon memory while decoded")
+    parser.add_argument("--repro-dir", help="where to write each crash's replay script")
     parser.add_argument("--no-findings-fail", action="store_true", help="report findings without failing on them")
     options = parser.parse_args()
     if options.address:
@@ -678,15 +765,16 @@ def main():
     trace = open(options.trace, "w", buffering=1) if options.trace else None
 
     bus = dbus.SessionBus()
-    fuzzer = Fuzzer(bus, options.pid, options.seed, options.name, set(options.skip))
-    crashes = Crashes(fuzzer, options.restart_command)
+    fuzzer = Fuzzer(bus, options.pid, options.seed, options.name, set(options.skip), options.huge_array)
+    crashes = Crashes(fuzzer, options.restart_command, options.repro_dir)
     start_rss = rss_kb(options.pid)
     warm_rss, warm_at = None, warmup
     peak_rss = start_rss or 0
     slow_liveness, worst_liveness = 0, 0.0
     last_batch = []
+    rss_series, rss_steps, previous_rss = [], [], None
     started = time.monotonic()
-    while fuzzer.calls < options.calls:
+    while fuzzer.calls < options.calls and crashes.restart_error is None:
         batch, crashed = [], False
         for _ in range(min(options.batch, options.calls - fuzzer.calls)):
             call = fuzzer.next_call()
@@ -713,16 +801,40 @@ def main():
             if not options.restart_command:
                 crashes.record(batch)
                 break
-            crashes.record(batch)
+            try:
+                crashes.record(batch)
+            except Exception:
+                break
             # RSS growth is the last daemon's, from the end of its own warm-up.
+            warm_rss, warm_at = None, fuzzer.calls + warmup
+            continue
+        if seconds is None and options.restart_command:
+            print("the daemon did not answer the liveness check after %d calls; restarting it" % fuzzer.calls,
+                  file=sys.stderr)
+            try:
+                crashes.stall(batch)
+            except Exception:
+                break
             warm_rss, warm_at = None, fuzzer.calls + warmup
             continue
         rss = rss_kb(fuzzer.pid)
         if rss is not None:
+            # A tenth of the run at a time: growth that levels off is malloc keeping what it
+            # was given at a peak; growth in steps to the end is a leak.
+            if fuzzer.calls >= len(rss_series) * max(options.calls // 10, 1):
+                rss_series.append([fuzzer.calls, rss])
+            # The batches after which RSS rose most, with their calls: where to look for a leak
+            # or for the call that needs that much memory.
+            if previous_rss is not None and rss - previous_rss > 1024 and fuzzer.calls > warm_at:
+                rss_steps.append({"after_calls": fuzzer.calls, "kb": rss - previous_rss,
+                                  "calls": [replay_script(batch)] if options.repro_dir else []})
+                rss_steps.sort(key=lambda step: -step["kb"])
+                del rss_steps[3:]
+            previous_rss = rss
             peak_rss = max(peak_rss, rss)
             if warm_rss is None and fuzzer.calls >= warm_at:
                 warm_rss = rss
-        if slow_liveness:
+        if slow_liveness and not options.restart_command:
             break
     duration = time.monotonic() - started
     end_rss = rss_kb(fuzzer.pid)
@@ -731,12 +843,14 @@ def main():
     summary = {
         "calls": fuzzer.calls, "seconds": round(duration, 1), "calls_per_second": round(fuzzer.calls / max(duration, 1e-9)),
         "replies": dict(sorted(fuzzer.replies.items(), key=lambda item: -item[1])), "timeouts": fuzzer.timeouts,
-        "crashes": crashes.count, "distinct_crashes": crashes.distinct, "failed_liveness_checks": slow_liveness,
+        "crashes": crashes.count, "distinct_crashes": crashes.distinct, "stalls": crashes.stalls,
+        "restart_error": crashes.restart_error, "fuzzer_disconnected_by_bus": fuzzer.disconnects, "failed_liveness_checks": slow_liveness,
         "slowest_reply_seconds": round(fuzzer.slowest[0], 3), "slowest_call": fuzzer.slowest[1],
         "slowest_liveness_seconds": round(worst_liveness, 3),
         "rss_kb": {"start": start_rss, "after_warmup": warm_rss, "warmup_calls": warmup, "end": end_rss, "peak": peak_rss,
-                   "growth": growth},
-        "findings": findings, "targets": len(fuzzer.targets), "node_kinds": fuzzer.kinds, "seed": options.seed,
+                   "growth": growth, "series": rss_series,
+                   "steps_over_1_mib": [{"after_calls": step["after_calls"], "kb": step["kb"]} for step in rss_steps]},
+        "findings": findings, "huge_array": options.huge_array, "targets": len(fuzzer.targets), "node_kinds": fuzzer.kinds, "seed": options.seed,
         "skipped": sorted(options.skip),
     }
     print("fuzzed %d calls in %.1f s (%d calls/s) over %d methods and properties, seed %d%s" % (
@@ -749,6 +863,16 @@ def main():
     print("slowest reply %.3f s: %s" % (fuzzer.slowest[0], fuzzer.slowest[1][:300]))
     print("RSS %s KB at start, %s after %d warm-up calls, %s at the end (peak %s): growth %s KB" % (
         start_rss, warm_rss, warmup, end_rss, peak_rss, growth))
+    print("RSS KB by calls: " + ", ".join("%d: %d" % (calls, kb) for calls, kb in rss_series))
+    for index, step in enumerate(rss_steps):
+        line = "RSS rose %d KB in the batch ending at call %d" % (step["kb"], step["after_calls"])
+        if step["calls"]:
+            os.makedirs(options.repro_dir, exist_ok=True)
+            script = os.path.join(options.repro_dir, "rss-step-%d.py" % (index + 1))
+            with open(script, "w") as file:
+                file.write(step["calls"][0])
+            line += ": its calls are replayed by " + script
+        print(line)
     for key, crash in crashes.distinct.items():
         print("\nCRASH (%d times): %s%s" % (crash["count"], key, ", confirmed by this call alone" if crash["confirmed_alone"]
                                              else ""))
@@ -756,15 +880,24 @@ def main():
             print("  " + crash["call"][:300])
             print(crash["reproducer"])
         else:
-            print("  the crashed batch's last calls:\n    " + "\n    ".join(crash["batch"]))
+            print("  replays of the crashed batches died at: " + ", ".join(crash["replays_died_at"]))
+        for script in crash["scripts"]:
+            print("  replay of a crashed batch up to the call that killed it: /usr/bin/python3 " + script)
+    for call in fuzzer.disconnects[:5]:
+        print("\nTHE BUS DROPPED THE FUZZER after sending: " + call[:300])
+    if crashes.restart_error:
+        print("\nTHE RUN ENDED EARLY: a restarted daemon did not come back: " + crashes.restart_error)
+    for stall in crashes.stalls:
+        print("\nSTALL: the last calls before it:\n    " + "\n    ".join(stall["batch"][-5:]))
+        print(stall["stacks"][-3000:])
     for finding in findings:
         print("\nFINDING (%d times): %s: %s %s" % (finding["count"], finding["kind"], finding["detail"], finding["note"]))
         print(finding["reproducer"])
     if options.json:
         with open(options.json, "w") as file:
             json.dump(summary, file, indent=2)
-    failed = (crashes.count or fuzzer.timeouts or slow_liveness or (findings and not options.no_findings_fail)
-              or (growth is not None and growth >= options.max_rss_growth_kb))
+    failed = (crashes.count or crashes.restart_error or fuzzer.disconnects or fuzzer.timeouts or slow_liveness
+              or (findings and not options.no_findings_fail) or (growth is not None and growth >= options.max_rss_growth_kb))
     if fuzzer.timeouts or slow_liveness:
         # A stall has no culprit found for it: the last calls before it are the lead.
         print("the last batch's last calls:", file=sys.stderr)
