@@ -713,11 +713,15 @@ class Crashes:
                     self.restart()
         # Only a call that kills a fresh daemon alone names a crash; the others depend on timing
         # or on what came before (a crash on a streaming thread, say), and are one kind.
-        key = "%s.%s" % (culprit.interface, culprit.member) if confirmed else "needs more than one call"
+        if not self.restart_command:
+            key = "not replayed (no --restart-command)"
+        else:
+            key = "%s.%s" % (culprit.interface, culprit.member) if confirmed else "needs more than one call"
         entry = self.distinct.setdefault(key, {"count": 0, "confirmed_alone": confirmed,
                                                "call": culprit.describe() if confirmed else None,
                                                "reproducer": culprit.reproducer() if confirmed else None,
-                                               "replays_died_at": [], "scripts": []})
+                                               "replays_died_at": [], "scripts": [],
+                                               "batch": [c.describe() for c in batch[-10:]]})
         entry["count"] += 1
         entry["replays_died_at"].append("%s.%s" % (culprit.interface, culprit.member) if culprit else "none")
         if self.repro_dir and len(entry["scripts"]) < 3:
@@ -879,8 +883,10 @@ def main():
         if crash["reproducer"]:
             print("  " + crash["call"][:300])
             print(crash["reproducer"])
-        else:
+        elif options.restart_command:
             print("  replays of the crashed batches died at: " + ", ".join(crash["replays_died_at"]))
+        else:
+            print("  the crashed batch's last calls:\n    " + "\n    ".join(c[:300] for c in crash["batch"]))
         for script in crash["scripts"]:
             print("  replay of a crashed batch up to the call that killed it: /usr/bin/python3 " + script)
     for call in fuzzer.disconnects[:5]:
