@@ -10,6 +10,13 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct FuzzTests {
     @Test func aSeededPassOfHostileCallsLeavesTheDaemonAnswering() async throws {
         let library = try await GeneratedLibrary.make(seconds: 5)
+        // Every kind of node the fuzzer can reach: a cover (an __art object), a playlist, and
+        // what a real folder holds that is not a track (text named like audio, a link loop).
+        try await TestMedia.generatePicture(at: library.path + "/Artist/Generated/cover.png")
+        try "\(library.tracks[0].path)\n\(library.tracks[2].path)\n".write(
+            toFile: library.path + "/Mix.m3u", atomically: true, encoding: .utf8)
+        try "not audio at all".write(toFile: library.path + "/notes.mp3", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: library.path + "/loop", withDestinationPath: "..")
         try await DaemonFixture.with(library: library) { daemon in
             let report = daemon.library.folder.path + "/fuzz.json"
             let output = try await daemon.bus.run(
@@ -23,10 +30,20 @@ import Testing
             let summary = try #require(
                 try JSONSerialization.jsonObject(with: Data(contentsOf: URL(filePath: report))) as? [String: Any])
             #expect(summary["calls"] as? Int == 3000)
-            #expect(summary["crashes"] as? Int == 0)
+            #expect(summary["crashes"] as? Int == 0, "\(summary["distinct_crashes"] ?? "")")
             #expect(summary["timeouts"] as? Int == 0)
             #expect(summary["failed_liveness_checks"] as? Int == 0)
-            #expect((summary["slowest_reply_seconds"] as? Double ?? 99) < 5)
+            #expect((summary["slowest_reply_seconds"] as? Double ?? 99) < 5, "\(summary["slowest_call"] ?? "")")
+            // Promises broken without a crash: a wrong signature or a read-only property write
+            // accepted, an error message over 1 KiB, a system file opened or named, an object at a
+            // path that names no node. Each comes with the call that showed it.
+            let findings = summary["findings"] as? [[String: Any]] ?? [["unreadable": summary["findings"] ?? "none"]]
+            #expect(findings.isEmpty, "\(findings.map { "\($0["kind"] ?? ""): \($0["detail"] ?? "")\n\($0["reproducer"] ?? "")" })")
+            // The fuzzer reached every kind of node the library has.
+            let kinds = summary["node_kinds"] as? [String: Int] ?? [:]
+            for kind in ["root", "tab", "container", "music", "art"] {
+                #expect(kinds[kind, default: 0] > 0, "no \(kind) node sampled: \(kinds)")
+            }
             #expect(try await daemon.playerctl("status") != "")
         }
     }
