@@ -25,7 +25,7 @@ let package = Package(
             providers: [.apt(["libdbus-1-dev"])]
         ),
         // A general Swift D-Bus library: values, connection, client, serving. Knows nothing of MPRIS.
-        .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "DBus", dependencies: ["CDBus", "CMalloc"]),
         // Apple's remote-command and now-playing model, in pure Swift: no D-Bus, no GStreamer.
         .target(name: "MediaRemote"),
         .testTarget(name: "MediaRemoteTests", dependencies: ["MediaRemote"]),

@@ -8,6 +8,7 @@
 // with no polling thread and no periodic wake-up (PLATFORM.md measured why).
 
 import CDBus
+import CMalloc
 import Dispatch
 
 #if canImport(Glibc)
@@ -428,6 +429,11 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
             destination: dbus_message_get_destination(raw).map { String(cString: $0) },
             expectsReply: kind == .methodCall && dbus_message_get_no_reply(raw) == 0,
             body: [])
+        // A reply answers a call this process made, so only calls and signals, which anyone
+        // may send, are held to the budget.
+        let untrusted = kind == .methodCall || kind == .signal
+        let start = untrusted ? ReadBudget.forUntrustedMessage : .unlimited
+        var budget = start
         do {
             let signature = try Signature(validating: String(cString: dbus_message_get_signature(raw)))
             try signature.checkNotFD()
@@ -436,7 +442,7 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
                 var body: [DBusValue] = []
                 body.reserveCapacity(signature.types.count)
                 for type in signature.types {
-                    body.append(read(type, &iterator))
+                    body.append(try read(type, &iterator, budget: &budget))
                     _ = dbus_message_iter_next(&iterator)
                 }
                 message.body = body
@@ -444,11 +450,19 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         } catch {
             message.bodyError = DBusError.from(error)
         }
+        // Also for a body refused halfway: what was read before the refusal is freed by now.
+        if untrusted && budget.spent(since: start) { message.heapReturn = HeapReturn() }
         return message
     }
 
     /// Reads the value at `iterator`, whose type libdbus has already validated as `type`.
-    private static func read(_ type: DBusType, _ iterator: inout DBusMessageIter) -> DBusValue {
+    ///
+    /// `budget` is what the rest of the message may hold: each value read takes one value, and
+    /// an array or dictionary takes all its elements before any is read, so an oversized body
+    /// is refused before memory is spent on it (a `DBusValue` costs several times its wire size).
+    /// Strings take their bytes as they are read.
+    private static func read(_ type: DBusType, _ iterator: inout DBusMessageIter, budget: inout ReadBudget) throws -> DBusValue {
+        try budget.take(values: 1)
         switch type {
         case .byte: return .byte(readBasic(&iterator, UInt8(0)))
         case .boolean: return .boolean(readBasic(&iterator, dbus_bool_t(0)) != 0)
@@ -459,11 +473,12 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         case .int64: return .int64(readBasic(&iterator, Int64(0)))
         case .uint64: return .uint64(readBasic(&iterator, UInt64(0)))
         case .double: return .double(readBasic(&iterator, Double(0)))
-        case .string: return .string(readString(&iterator))
-        case .objectPath: return .objectPath(ObjectPath(trusted: readString(&iterator)))
+        case .string: return .string(try readString(&iterator, budget: &budget))
+        case .objectPath: return .objectPath(ObjectPath(trusted: try readString(&iterator, budget: &budget)))
         case .signature: return .signature(Signature(unchecked: (try? Signature(validating: readString(&iterator)))?.types ?? []))
         case .unixFD: return .uint32(0)  // unreachable: messages with 'h' are refused before reading
         case .array(let element):
+            let count = try reserve(elementsOf: &iterator, budget: &budget)
             var inner = DBusMessageIter()
             dbus_message_iter_recurse(&iterator, &inner)
             if element == .byte {
@@ -474,21 +489,27 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
                 return .array(.byte, bytes.map(DBusValue.byte))
             }
             var items: [DBusValue] = []
+            items.reserveCapacity(count)
             while dbus_message_iter_get_arg_type(&inner) != 0 {
-                items.append(read(element, &inner))
+                // The element itself was paid for by `reserve`; its own contents are not.
+                budget.values += 1
+                items.append(try read(element, &inner, budget: &budget))
                 _ = dbus_message_iter_next(&inner)
             }
             return .array(element, items)
         case .dictionary(let keyType, let valueType):
+            let count = try reserve(elementsOf: &iterator, budget: &budget)
             var inner = DBusMessageIter()
             dbus_message_iter_recurse(&iterator, &inner)
             var entries: [DBusValue.DictionaryEntry] = []
+            entries.reserveCapacity(count)
             while dbus_message_iter_get_arg_type(&inner) != 0 {
                 var pair = DBusMessageIter()
                 dbus_message_iter_recurse(&inner, &pair)
-                let key = read(keyType, &pair)
+                budget.values += 1
+                let key = try read(keyType, &pair, budget: &budget)
                 _ = dbus_message_iter_next(&pair)
-                entries.append(.init(key, read(valueType, &pair)))
+                entries.append(.init(key, try read(valueType, &pair, budget: &budget)))
                 _ = dbus_message_iter_next(&inner)
             }
             return .dictionary(key: keyType, value: valueType, entries)
@@ -498,7 +519,7 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
             var values: [DBusValue] = []
             values.reserveCapacity(fields.count)
             for field in fields {
-                values.append(read(field, &inner))
+                values.append(try read(field, &inner, budget: &budget))
                 _ = dbus_message_iter_next(&inner)
             }
             return .structure(values)
@@ -506,14 +527,22 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
             var inner = DBusMessageIter()
             dbus_message_iter_recurse(&iterator, &inner)
             if let basic = basicType(dbus_message_iter_get_arg_type(&inner)) {
-                return .variant(Variant(read(basic, &inner)))
+                return .variant(Variant(try read(basic, &inner, budget: &budget)))
             }
             // Containers: their full type is needed, so ask libdbus for the signature.
             let text = dbus_message_iter_get_signature(&inner)
             defer { dbus_free(text) }
             let innerType = text.flatMap { (try? Signature(validating: String(cString: $0)))?.types.first } ?? .byte
-            return .variant(Variant(read(innerType, &inner)))
+            return .variant(Variant(try read(innerType, &inner, budget: &budget)))
         }
+    }
+
+    /// Takes the element count of the array at `iterator` from `budget`, and returns it.
+    private static func reserve(elementsOf iterator: inout DBusMessageIter, budget: inout ReadBudget) throws -> Int {
+        // O(1) for fixed-size elements; for others libdbus walks the array without copying it.
+        let count = Int(dbus_message_iter_get_element_count(&iterator))
+        try budget.take(values: count)
+        return count
     }
 
     /// The basic type of a type code, or nil for containers.
@@ -542,11 +571,58 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         return value
     }
 
-    private static func readString(_ iterator: inout DBusMessageIter) -> String {
+    private static func readString(_ iterator: inout DBusMessageIter, budget: inout ReadBudget) throws -> String {
         var text: UnsafePointer<CChar>?
         withUnsafeMutablePointer(to: &text) { dbus_message_iter_get_basic(&iterator, $0) }
-        return text.map { String(cString: $0) } ?? ""
+        guard let text else { return "" }
+        try budget.take(stringBytes: strlen(text))
+        return String(cString: text)
     }
+
+    private static func readString(_ iterator: inout DBusMessageIter) -> String {
+        var unlimited = ReadBudget.unlimited
+        return (try? readString(&iterator, budget: &unlimited)) ?? ""
+    }
+}
+
+/// What a received message may still hold while it is read.
+struct ReadBudget {
+    var values: Int
+    var stringBytes: Int
+
+    /// A method call's or signal's: anyone on the bus may send one.
+    static let forUntrustedMessage = ReadBudget(values: Message.maximumValueCount, stringBytes: Message.maximumStringBytes)
+    /// A reply's: it answers a call this process chose to make.
+    static let unlimited = ReadBudget(values: .max, stringBytes: .max)
+
+    mutating func take(values count: Int) throws {
+        values -= count
+        if values < 0 {
+            throw DBusError(
+                .limitsExceeded, "The message holds more than \(Message.maximumValueCount) values, the most this service reads")
+        }
+    }
+
+    mutating func take(stringBytes count: Int) throws {
+        stringBytes -= count
+        if stringBytes < 0 {
+            throw DBusError(
+                .limitsExceeded,
+                "The message holds more than \(Message.maximumStringBytes >> 20) MiB of strings, the most this service reads")
+        }
+    }
+
+    /// Whether reading took so much from `start` that the heap is worth trimming afterwards.
+    func spent(since start: ReadBudget) -> Bool {
+        start.values - values >= 16_384 || start.stringBytes - stringBytes >= 1 << 20
+    }
+}
+
+/// Returns the heap's free pages to the system when it is freed. glibc gives back only the
+/// top of its heap on its own; the many small strings of a large message leave free pages
+/// in the middle, which would stay in the process's memory for good.
+final class HeapReturn: Sendable {
+    deinit { _ = malloc_trim(0) }
 }
 
 // MARK: C callbacks (no captures allowed; `data` carries the RawConnection)

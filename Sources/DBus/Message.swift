@@ -20,8 +20,24 @@ public struct Message: Sendable {
     public var expectsReply: Bool
     /// The body's values, in order.
     public var body: [DBusValue]
-    /// Set when the body could not be read (for example, it carries unix fds).
+    /// Set when the body could not be read (for example, it carries unix fds, or more than
+    /// ``maximumValueCount`` values).
     var bodyError: DBusError? = nil
+
+    /// Set on a received message that took much memory to read, so that the memory goes back
+    /// to the system once the last copy of the message is gone.
+    var heapReturn: HeapReturn? = nil
+
+    /// The most values a received method call or signal may hold, counting every element,
+    /// dictionary key and value, and container. A body past it is refused with
+    /// `LimitsExceeded` before it is read: read, a value costs several times its wire size, and
+    /// the bus lets any client send tens of megabytes. The largest argument a published
+    /// interface needs, a list of track ids, stays far below it.
+    public static let maximumValueCount = 131_072
+
+    /// The most bytes of strings and object paths a received method call or signal may hold,
+    /// all its strings together. Past it the message is refused with `LimitsExceeded`.
+    public static let maximumStringBytes = 8 << 20
 
     /// The body's type signature.
     public var signature: Signature { Signature(unchecked: body.map(\.type)) }

@@ -111,6 +111,36 @@ import Testing
         #expect(DBusError.excerpt(String(repeating: "ab", count: 100), maximumBytes: 10) == "abababa…")
     }
 
+    /// A call holding more values, or more bytes of strings, than the service reads is refused
+    /// with `LimitsExceeded` before any handler runs; one value fewer goes through, and the
+    /// service answers after.
+    @Test func aCallWithTooManyValuesIsRefusedBeforeItIsRead() async throws {
+        try await withTestService { fixture in
+            // Echo's body is a variant holding an array: two values besides the elements.
+            let most = Message.maximumValueCount - 2
+            let script = """
+                import dbus, sys
+                test = dbus.Interface(dbus.SessionBus().get_object("org.mprisbridge.Test", "/org/mprisbridge/Test"), "org.mprisbridge.Test1")
+                values = {"s": "x", "d": 0.5, "long": "x" * 100000}
+                for kind, count in (("s", \(most + 1)), ("d", 1000000), ("long", 90), ("s", \(most))):
+                    signature = "d" if kind == "d" else "s"
+                    try:
+                        print(kind, count, len(test.Echo(dbus.Array([values[kind]] * count, signature=signature, variant_level=1))), flush=True)
+                    except dbus.DBusException as error:
+                        print(kind, count, error.get_dbus_name(), error.get_dbus_message(), flush=True)
+                """
+            let output = try await fixture.bus.python(script)
+            let lines = output.stdout.split(separator: "\n")
+            #expect(lines.count == 4, "\(output.stdout) \(output.stderr)")
+            let refusal = "org.freedesktop.DBus.Error.LimitsExceeded The message holds more than"
+            #expect(lines.first?.hasPrefix("s \(most + 1) \(refusal) 131072 values") == true, "\(output.stdout)")
+            #expect(lines.dropFirst().first?.hasPrefix("d 1000000 \(refusal) 131072 values") == true, "\(output.stdout)")
+            #expect(lines.dropFirst(2).first?.hasPrefix("long 90 \(refusal) 8 MiB of strings") == true, "\(output.stdout)")
+            #expect(lines.last == "s \(most) \(most)", "\(output.stdout)")
+            #expect(fixture.test.record.runs.load(ordering: .relaxed) == 1)
+        }
+    }
+
     @Test func callingANameNobodyOwnsThrowsServiceUnknown() async throws {
         try await withTestService { fixture in
             let nobody = Proxy(fixture.client, destination: "org.example.Nobody", path: "/", interface: "org.example.X")

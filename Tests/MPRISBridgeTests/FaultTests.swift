@@ -213,4 +213,38 @@ import Testing
             #expect(growth < 2_000, "\(growth) KB")
         }
     }
+
+    /// A client's largest messages cost the daemon memory only while they are read: ten calls
+    /// of 120,000 object paths each (about 2 MB on the wire) and ten of 200,000, past the bound,
+    /// leave its RSS where it was.
+    @Test func hugeMessagesLeaveTheDaemonsMemoryWhereItWas() async throws {
+        try await DaemonFixture.with { daemon in
+            let script = """
+                import dbus, sys
+                bus = dbus.SessionBus()
+                def rss():
+                    for line in open("/proc/%s/status" % sys.argv[2]):
+                        if line.startswith("VmRSS:"):
+                            return int(line.split()[1])
+                def send(count):
+                    paths = dbus.Array([dbus.ObjectPath("/org/mpris/MediaPlayer2/Track/1")] * count, signature="o")
+                    try:
+                        bus.call_blocking(sys.argv[1], "/org/mpris/MediaPlayer2", "org.mpris.MediaPlayer2.TrackList",
+                                          "GetTracksMetadata", "ao", [paths])
+                        return "reply"
+                    except dbus.DBusException as error:
+                        return error.get_dbus_name()
+                send(10)
+                before = rss()
+                replies = {send(count) for count in [120000] * 10 + [200000] * 10}
+                print(rss() - before, " ".join(sorted(replies)))
+                """
+            let output = try await daemon.bus.python(script, [DaemonFixture.busName, "\(daemon.process.pid)"], timeout: .seconds(120))
+            let fields = output.stdout.trimmingSuffix().split(separator: " ")
+            let growth = try #require(fields.first.flatMap { Int($0) }, "\(output)")
+            print("20 huge messages: the daemon's RSS grew \(growth) KB")
+            #expect(fields.dropFirst() == ["org.freedesktop.DBus.Error.LimitsExceeded", "reply"], "\(output)")
+            #expect(growth < 1_000, "\(growth) KB")
+        }
+    }
 }

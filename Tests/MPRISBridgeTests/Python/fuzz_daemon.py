@@ -759,7 +759,7 @@ def main():
                         help="INTERFACE.MEMBER not to call or set (a known, reported failure)")
     parser.add_argument("--restart-command", help="shell command starting a fresh daemon and printing its pid")
     parser.add_argument("--huge-array", type=int, default=200000,
-                        help="elements of the largest arrays sent (0: none); each costs the daemon memory while decoded")
+                        help="elements of the largest arrays sent (0: none); past 131,072 values a call is refused unread")
     parser.add_argument("--repro-dir", help="where to write each crash's replay script")
     parser.add_argument("--no-findings-fail", action="store_true", help="report findings without failing on them")
     options = parser.parse_args()
