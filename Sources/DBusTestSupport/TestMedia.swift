@@ -14,7 +14,9 @@ public enum TestMedia {
             case .ogg: "vorbisenc ! oggmux"
             case .opus: "audioresample ! opusenc ! oggmux"
             case .flac: "flacenc"
-            case .mp3: "lamemp3enc ! id3v2mux"
+            // With a Xing/Info header, as LAME writes by default: without one, GStreamer
+            // learns an MP3's length only from the frames it has parsed.
+            case .mp3: "lamemp3enc ! xingmux ! id3v2mux"
             case .wav: "wavenc"
             }
         }
@@ -80,6 +82,20 @@ public enum TestMedia {
         // gst-launch escapes the spaces of each argument that are outside quotes, so any path works.
         arguments += ["!"] + format.encoder.split(separator: " ").map(String.init)
         arguments += ["!", "filesink", "location=\(path)"]
+        try await ChildProcess.run("gst-launch-1.0", arguments, timeout: .seconds(60)).check()
+    }
+
+    /// Writes `seconds` of a sine tone to `path` as a 128 kbit/s constant-bitrate MP3 with an ID3
+    /// tag titled `title` and no Xing or VBRI header, as old rips are: GStreamer's discoverer
+    /// learns such a file's length only from the frames it parses, and waits 50 ms for them.
+    public static func generateMP3WithoutLengthHeader(seconds: Double, title: String, at path: String) async throws {
+        let buffers = max(1, Int((seconds * 10).rounded()))
+        let arguments = [
+            "-q", "audiotestsrc", "num-buffers=\(buffers)", "samplesperbuffer=4410", "volume=0.2", "!",
+            "audio/x-raw,rate=44100,channels=2", "!", "audioconvert", "!",
+            "taginject", "tags=\"title=(string)\\\"\(title)\\\"\"", "!",
+            "lamemp3enc", "target=bitrate", "cbr=true", "bitrate=128", "!", "id3v2mux", "!", "filesink", "location=\(path)",
+        ]
         try await ChildProcess.run("gst-launch-1.0", arguments, timeout: .seconds(60)).check()
     }
 

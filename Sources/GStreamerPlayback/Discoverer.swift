@@ -16,8 +16,14 @@ import Synchronization
 /// tags (a muxing date, say) never hide the stream's. Strings are as tagged, untrimmed; lists keep
 /// the file's order; absent tags are `nil` or empty.
 public struct DiscoveredMedia: Sendable, Hashable {
-    /// The media's length; `nil` when GStreamer cannot tell (a live stream).
+    /// The media's length; `nil` when GStreamer cannot tell (a live stream). For a local file
+    /// whose length GStreamer does not find (an MP3 without a Xing or VBRI header, read before
+    /// the parser has seen enough frames), it is estimated from ``bitrate`` and the size of the
+    /// audio data, as players do for such files.
     public var duration: Duration?
+    /// The audio stream's bitrate in bits per second (the nominal one when the stream states
+    /// it); `nil` when unknown.
+    public var bitrate: Int?
     /// The `title` tag.
     public var title: String?
     /// The `artist` tags, in credit order.
@@ -60,9 +66,10 @@ public struct DiscoveredMedia: Sendable, Hashable {
         albumArtists: [String] = [], genres: [String] = [], composers: [String] = [],
         trackNumber: Int? = nil, trackCount: Int? = nil, discNumber: Int? = nil, discCount: Int? = nil,
         releaseDate: String? = nil, isSeekable: Bool = false, hasAudio: Bool = false, image: Data? = nil,
-        mimeType: String? = nil
+        mimeType: String? = nil, bitrate: Int? = nil
     ) {
         self.duration = duration
+        self.bitrate = bitrate
         self.title = title
         self.artists = artists
         self.album = album
@@ -190,7 +197,11 @@ public final class Discoverer: Sendable {
                 // has seen: on a loaded machine the query can come before any, and a second
                 // look (the file is in the page cache by now) finds it.
                 guard media.duration == nil, media.isSeekable else { return media }
-                return try discover(uri, url: url, with: discoverer)
+                var second = try discover(uri, url: url, with: discoverer)
+                if second.duration == nil, url.isFileURL, let bitrate = second.bitrate ?? media.bitrate {
+                    second.duration = Self.estimatedDuration(ofFileAt: url.path(percentEncoded: false), bitrate: bitrate)
+                }
+                return second
             }
         }
         return try outcome.get()
@@ -250,10 +261,12 @@ public final class Discoverer: Sendable {
             media.hasAudio = true
             var node: UnsafeMutablePointer<GList>? = audioStreams
             while let current = node {
-                if let stream = current.pointee.data,
-                    let tags = gst_discoverer_stream_info_get_tags(OpaquePointer(stream))
-                {
-                    tagLists.append(tags)
+                if let stream = current.pointee.data {
+                    if let tags = gst_discoverer_stream_info_get_tags(OpaquePointer(stream)) {
+                        tagLists.append(tags)
+                    }
+                    let bitrate = gst_discoverer_audio_info_get_bitrate(OpaquePointer(stream))
+                    if media.bitrate == nil, bitrate > 0 { media.bitrate = Int(bitrate) }
                 }
                 node = current.pointee.next
             }
@@ -293,6 +306,27 @@ public final class Discoverer: Sendable {
         media.releaseDate = tags.releaseDate()
         media.image = tags.image()
         return media
+    }
+
+    /// The length of a constant-bitrate file: its bytes after an ID3v2 tag, at `bitrate` bits per
+    /// second. `nil` when the file cannot be read.
+    static func estimatedDuration(ofFileAt path: String, bitrate: Int) -> Duration? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0, bitrate > 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        var header = [UInt8](repeating: 0, count: 10)
+        let count = Glibc.read(descriptor, &header, 10)
+        var tagBytes = 0
+        // "ID3", version, flags, then the tag's size in four 7-bit bytes; a footer adds 10 more.
+        if count == 10, header[0] == 0x49, header[1] == 0x44, header[2] == 0x33 {
+            let size = header[6...9].reduce(0) { $0 << 7 | Int($1 & 0x7F) }
+            tagBytes = 10 + size + (header[5] & 0x10 != 0 ? 10 : 0)
+        }
+        let audioBytes = Int(status.st_size) - tagBytes
+        guard audioBytes > 0 else { return nil }
+        return .milliseconds(Int64(audioBytes) * 8_000 / Int64(bitrate))
     }
 
     /// Media types of tags wrapped around a stream rather than containers of it.

@@ -45,7 +45,7 @@ import Testing
         defer { media.remove() }
         let (engine, log) = try makeEngine()
         let output = OutputLog(engine)
-        try await engine.load(try await media.make("tone", .ogg, seconds: 3))
+        try await engine.load(try await media.make("tone", .ogg, seconds: 10))
         try await engine.play()
         try await engine.setRate(1.5)
         #expect(engine.rate == 1.5)

@@ -4,7 +4,7 @@
     import Foundation
 #endif
 import DBusTestSupport
-import GStreamerPlayback
+@testable import GStreamerPlayback
 import Glibc
 import Testing
 
@@ -43,6 +43,30 @@ import Testing
             #expect(media.releaseDate == "2019-01-01")
         }
         #expect(media.image == nil)
+    }
+
+    /// An MP3 with no Xing or VBRI header, as old constant-bitrate rips are, still gets its
+    /// length: found by GStreamer when its parser has seen enough frames, else estimated from
+    /// the bitrate and the bytes after the ID3 tag.
+    @Test func anMP3WithoutALengthHeaderStillHasItsLength() async throws {
+        let folder = try LibraryFolder("discover-no-xing")
+        defer { folder.remove() }
+        try await TestMedia.generateMP3WithoutLengthHeader(seconds: 3, title: "Old Rip", at: folder.path("old.mp3"))
+
+        let media = try Discoverer().discover(folder.url("old.mp3"))
+        #expect(media.title == "Old Rip")
+        #expect(media.bitrate == 128_000)
+        #expect(media.duration?.isClose(toSeconds: 3) == true, "\(String(describing: media.duration))")
+        // The estimate alone, which a loaded machine falls back on.
+        let estimate = Discoverer.estimatedDuration(ofFileAt: folder.path("old.mp3"), bitrate: 128_000)
+        #expect(estimate?.isClose(toSeconds: 3) == true, "\(String(describing: estimate))")
+
+        // A 300,000-byte ID3v2 tag (a cover, say; its size in 7-bit bytes) is not audio: 16,000
+        // bytes after it at 128 kbit/s are one second.
+        let tagSize = 300_000
+        let header: [UInt8] = [0x49, 0x44, 0x33, 4, 0, 0] + [21, 14, 7, 0].map { UInt8(tagSize >> ($0) & 0x7F) }
+        try folder.write(header + [UInt8](repeating: 0, count: tagSize + 16_000), to: "tagged.mp3")
+        #expect(Discoverer.estimatedDuration(ofFileAt: folder.path("tagged.mp3"), bitrate: 128_000) == .seconds(1))
     }
 
     @Test func readsListsCountsComposersAndTheEmbeddedCover() async throws {

@@ -236,7 +236,7 @@ import Testing
         // GStreamer takes 50 ms over each of these MP3s (no Xing header), and a scan reads at
         // most eight at once: 100 take over half a second, the first report comes after 100 ms.
         let files = 100
-        try await folder.generate(.mp3, "source.mp3")
+        try await TestMedia.generateMP3WithoutLengthHeader(seconds: 1, title: "Copy", at: folder.path("source.mp3"))
         for index in 0..<files { try folder.copy("source.mp3", to: "copies/\(index).mp3") }
         folder.delete("source.mp3")
         let library = try folder.open()
