@@ -58,10 +58,17 @@ let package = Package(
             name: "GStreamerPlaybackTests", dependencies: ["GStreamerPlayback", "MediaRemote", "DBusTestSupport"],
             // The HTTP server the streaming tests run with /usr/bin/python3.
             exclude: ["Python"]),
+        // TagLib (C++), behind a C header of the few calls made: Swift needs no C++ interop.
+        .target(name: "CTagLib", linkerSettings: [.linkedLibrary("tag")]),
+        // Reads and writes audio files' tags, length and pictures with TagLib.
+        .target(name: "AudioTags", dependencies: ["CTagLib"]),
+        .testTarget(name: "AudioTagsTests", dependencies: ["AudioTags", "DBusTestSupport"]),
         // A music folder's index: tracks, albums, artwork and playlists, persisted in SQLite.
-        .target(name: "MusicLibrary", dependencies: ["CSQLite", "Digest", "GStreamerPlayback", "MediaRemote"]),
+        .target(
+            name: "MusicLibrary", dependencies: ["AudioTags", "CSQLite", "Digest", "GStreamerPlayback", "MediaRemote"]),
         .testTarget(
-            name: "MusicLibraryTests", dependencies: ["MusicLibrary", "GStreamerPlayback", "MediaRemote", "DBusTestSupport"]),
+            name: "MusicLibraryTests",
+            dependencies: ["MusicLibrary", "AudioTags", "GStreamerPlayback", "MediaRemote", "DBusTestSupport"]),
         // glibc's malloc extensions, for the daemon to give freed memory back.
         .systemLibrary(name: "CMalloc"),
         // The daemon: indexes a music folder, plays it and serves it over MPRIS.

@@ -15,9 +15,9 @@ extension MusicLibrary {
     /// files and playlists that are new or whose size or modification time changed, forgets the
     /// ones that vanished, and notes every folder's cover image.
     ///
-    /// Audio files are read by GStreamer's discoverer, several at once (one per processor, at
-    /// least two, at most four), each on a thread of its own so the caller's executor is never
-    /// blocked. Results are committed in batches, so a scan that is cancelled or fails keeps what
+    /// Audio files are read by TagLib (GStreamer's discoverer for the few it cannot read),
+    /// several at once (two per processor, from four to eight), each on a thread of its own so
+    /// the caller's executor is never blocked. Results are committed in batches, so a scan that is cancelled or fails keeps what
     /// it has read. A file that cannot be read is listed in ``ScanSummary/failures`` and
     /// ``failures()`` with the reason, and the scan goes on; an unchanged failed file is not
     /// retried.
@@ -25,8 +25,8 @@ extension MusicLibrary {
     /// - Parameter progress: called as files are dealt with (at most every 100 ms, and once at the
     ///   end), from any thread.
     /// - Throws: ``MusicLibraryError/rootNotFound(_:reason:)`` (the index is left untouched),
-    ///   ``MusicLibraryError/scanInProgress``, ``MusicLibraryError/index(_:)``,
-    ///   ``MusicLibraryError/discovererUnavailable(_:)``, or `CancellationError`.
+    ///   ``MusicLibraryError/scanInProgress``, ``MusicLibraryError/index(_:)``, or
+    ///   `CancellationError`. A discoverer that cannot be made fails the files that needed it.
     public func scan(progress: (@Sendable (ScanProgress) -> Void)? = nil) async throws -> ScanSummary {
         guard !isReadOnly else { throw MusicLibraryError.index("the index \(indexPath) cannot be written") }
         guard !isScanning.exchange(true, ordering: .acquiringAndReleasing) else {
@@ -62,18 +62,11 @@ extension MusicLibrary {
             report: progress, total: walk.files.count, examined: summary.unchanged, clock: clock)
         reporter.report(currentPath: "", force: true)
 
-        // None when nothing changed: an unchanged library does not even initialise GStreamer.
-        let discoverers: [Discoverer]
-        do {
-            discoverers = try (0..<min(Self.discoveryParallelism, audioToRead.count)).map { _ in
-                try Discoverer(timeout: discoveryTimeout)
-            }
-        } catch {
-            throw MusicLibraryError.discovererUnavailable(String(describing: error))
-        }
         var batch: [LibraryIndex.ReadFile] = []
         var lastCommit = clock.now
-        for await read in DiscoveryPool.read(audioToRead, root: root, with: discoverers) {
+        let workers = min(Self.readParallelism, audioToRead.count)
+        let timeout = discoveryTimeout
+        for await read in ReadingPool.read(audioToRead, root: root, workers: workers, discoveryTimeout: timeout) {
             summary.read += 1
             let wasTrack = known[read.file.path]?.kind == .track
             switch read.outcome {
@@ -111,11 +104,11 @@ extension MusicLibrary {
         return summary
     }
 
-    /// Discoverers working at once: two per core, from four to eight. Reading a file costs about
-    /// a millisecond of processor time, but the discoverer also waits: on the disk, and 50 ms
-    /// whenever an MP3 without a Xing header has no duration yet (a sleep inside GStreamer), so
-    /// more discoverers than cores keep both cores busy.
-    private static let discoveryParallelism: Int = min(max(4, 2 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))), 8)
+    /// Files read at once: two per core, from four to eight. TagLib reads a cached file in a
+    /// fraction of a millisecond of processor time, but a cold one waits on the disk, and so
+    /// does the discoverer (also 50 ms whenever an MP3 without a Xing header has no duration
+    /// yet, a sleep inside GStreamer): more readers than cores keep both cores busy.
+    private static let readParallelism: Int = min(max(4, 2 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))), 8)
 
     private func readPlaylist(_ file: FolderWalk.File) -> LibraryIndex.PlaylistOutcome {
         let absolute = LibraryPath.joined(root, file.path)
@@ -178,21 +171,33 @@ private struct ProgressReporter {
     }
 }
 
-/// Reads audio files with several discoverers, each on a serial Dispatch queue of its own: the
-/// discoverer blocks its thread, and serial queues get a thread even when the pool is busy.
-private enum DiscoveryPool {
+/// Reads audio files on several workers, each a serial Dispatch queue of its own: reading
+/// blocks its thread, and serial queues get a thread even when the pool is busy. Each file is
+/// read by TagLib; the few it cannot read go to the worker's GStreamer discoverer, made on the
+/// first such file, so a library TagLib reads whole never initialises GStreamer.
+private enum ReadingPool {
     static func read(
-        _ files: [FolderWalk.File], root: String, with discoverers: [Discoverer]
+        _ files: [FolderWalk.File], root: String, workers: Int, discoveryTimeout: Duration
     ) -> AsyncStream<LibraryIndex.ReadFile> {
         let (stream, continuation) = AsyncStream.makeStream(of: LibraryIndex.ReadFile.self)
-        let work = SharedWork(workers: discoverers.count)
+        let work = SharedWork(workers: workers)
         // The consumer stopped (cancelled): the workers finish the file in hand and stop.
         continuation.onTermination = { _ in work.stop() }
-        if discoverers.isEmpty { continuation.finish() }
-        for (number, discoverer) in discoverers.enumerated() {
-            DispatchQueue(label: "MusicLibrary.discovery.\(number)").async {
+        if workers == 0 { continuation.finish() }
+        for number in 0..<workers {
+            DispatchQueue(label: "MusicLibrary.reading.\(number)").async {
+                var discoverer: Result<Discoverer, DiscovererError>?
                 while let index = work.next(below: files.count) {
-                    continuation.yield(read(files[index], root: root, with: discoverer))
+                    continuation.yield(read(files[index], root: root) {
+                        if discoverer == nil {
+                            do {
+                                discoverer = .success(try Discoverer(timeout: discoveryTimeout))
+                            } catch {
+                                discoverer = .failure(error as? DiscovererError ?? .initializationFailed("\(error)"))
+                            }
+                        }
+                        return discoverer!
+                    })
                 }
                 if work.workerFinished() { continuation.finish() }
             }
@@ -201,11 +206,16 @@ private enum DiscoveryPool {
     }
 
     private static func read(
-        _ file: FolderWalk.File, root: String, with discoverer: Discoverer
+        _ file: FolderWalk.File, root: String, discoverer: () -> Result<Discoverer, DiscovererError>
     ) -> LibraryIndex.ReadFile {
-        let url = URL(filePath: LibraryPath.joined(root, file.path), directoryHint: .notDirectory)
+        let path = LibraryPath.joined(root, file.path)
+        if let media = TagFile.media(at: path) {
+            let hash = media.image.map { SHA256.hex(SHA256.hash($0)) }
+            return LibraryIndex.ReadFile(file: file, outcome: .success(media), imageHash: hash)
+        }
+        let url = URL(filePath: path, directoryHint: .notDirectory)
         do {
-            let media = try discoverer.discover(url)
+            let media = try discoverer().get().discover(url)
             let hash = media.image.map { SHA256.hex(SHA256.hash($0)) }
             return LibraryIndex.ReadFile(file: file, outcome: .success(media), imageHash: hash)
         } catch let error as DiscovererError {

@@ -9,8 +9,6 @@ public enum MusicLibraryError: Error, Sendable, Hashable, CustomStringConvertibl
     case index(String)
     /// A scan is already running on this library; one at a time.
     case scanInProgress
-    /// GStreamer's discoverer could not be created.
-    case discovererUnavailable(String)
 
     public var description: String {
         switch self {
@@ -18,7 +16,6 @@ public enum MusicLibraryError: Error, Sendable, Hashable, CustomStringConvertibl
         case .cannotCreateFolder(let path, let reason): "cannot create folder \(path): \(reason)"
         case .index(let message): "music library index: \(message)"
         case .scanInProgress: "a scan of the music library is already running"
-        case .discovererUnavailable(let message): "cannot read tags: \(message)"
         }
     }
 }

@@ -87,6 +87,19 @@ struct LibraryFolder {
         try await ChildProcess.run("gst-launch-1.0", arguments, timeout: .seconds(60)).check()
     }
 
+    /// Vorbis in Matroska, titled `title`: a format TagLib has no reader for, so the index
+    /// reads it with GStreamer's discoverer.
+    func generateMatroska(_ relative: String, seconds: Double = 1, title: String) async throws {
+        try makeParent(of: relative)
+        let arguments = [
+            "-q", "audiotestsrc", "num-buffers=\(max(1, Int(seconds * 10)))", "samplesperbuffer=4410", "!",
+            "audio/x-raw,rate=44100,channels=2", "!", "audioconvert", "!",
+            "taginject", "tags=\"title=(string)\\\"\(title)\\\"\"", "!", "vorbisenc", "!", "matroskamux", "!",
+            "filesink", "location=\(path(relative))",
+        ]
+        try await ChildProcess.run("gst-launch-1.0", arguments, timeout: .seconds(60)).check()
+    }
+
     /// A PNG picture.
     func generatePicture(_ relative: String, size: Int = 16) async throws {
         try makeParent(of: relative)
