@@ -219,6 +219,8 @@ import Testing
     /// leave its RSS where it was.
     @Test func hugeMessagesLeaveTheDaemonsMemoryWhereItWas() async throws {
         try await DaemonFixture.with { daemon in
+            // The start's rescan rebuilds the tree once it is done: measure after that.
+            _ = try await daemon.process.waitForLine(timeout: .seconds(30)) { $0.contains("the media tree shows the scan's") }
             let script = """
                 import dbus, sys
                 bus = dbus.SessionBus()
