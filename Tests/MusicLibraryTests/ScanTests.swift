@@ -250,10 +250,10 @@ import Testing
     @Test func aCancelledScanIsResumedByTheNext() async throws {
         let folder = try LibraryFolder("cancel")
         defer { folder.remove() }
-        // GStreamer reads these (TagLib has no Matroska reader), each in some 10 ms of processor
-        // time, and a scan reads at most eight at once: 100 take over a quarter of a second on
-        // two cores, and the first report comes after 100 ms.
-        let files = 100
+        // GStreamer reads these (TagLib has no Matroska reader), each in a few milliseconds of
+        // processor time: 500 take over a second on two cores, and the first report comes after
+        // 100 ms, even when the readers' eight threads leave the scan's own task little time.
+        let files = 500
         try await folder.generateMatroska("source.mka", title: "Copy")
         for index in 0..<files { try folder.copy("source.mka", to: "copies/\(index).mka") }
         folder.delete("source.mka")
