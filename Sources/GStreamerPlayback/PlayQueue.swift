@@ -67,6 +67,11 @@ public struct PlayQueue: Sendable, Equatable {
     /// The item that plays now (or would, on play); `nil` when the queue is empty.
     public var current: QueueItem? { currentIndex.map { addedOrder[order[$0]] } }
 
+    /// The items at `positions` in play order (clamped to the queue).
+    public func items(inPlayOrder positions: Range<Int>) -> [QueueItem] {
+        positions.clamped(to: order.indices).map { addedOrder[order[$0]] }
+    }
+
     /// The item at `index` in play order.
     public func item(at index: Int) -> QueueItem? {
         order.indices.contains(index) ? addedOrder[order[index]] : nil

@@ -49,6 +49,12 @@ public actor QueuePlayer {
         /// hear the position, so a saved state is never older than this after a
         /// crash or a power cut. Nothing wakes up while paused or stopped.
         public var positionCheckpointInterval: Duration = .seconds(15)
+        /// How much of the queue remotes are shown (``NowPlayingInfoCenter/playbackQueue``,
+        /// MPRIS `TrackList`): the entries this far before and after the current one, in play
+        /// order. MPRIS describes the track list as the tracks recently played or about to
+        /// play; a 50,000-entry list would cost every client and the player megabytes on each
+        /// change. The whole queue is still what plays, and what the commands work on.
+        public var shownQueueWindow = QueueWindow(before: 5, after: 50)
         /// URL schemes ``QueuePlayer`` opens; the engine must play them.
         public var supportedURLSchemes: [String] = ["file", "http", "https"]
         /// MIME types it plays, as remotes are told: the registered names and
@@ -63,6 +69,29 @@ public actor QueuePlayer {
 
         /// The defaults above.
         public init() {}
+    }
+
+    /// A stretch of the queue around its current entry, in play order.
+    public struct QueueWindow: Sendable, Equatable {
+        /// Entries shown before the current one.
+        public var before: Int
+        /// Entries shown after the current one.
+        public var after: Int
+
+        public init(before: Int, after: Int) {
+            self.before = max(before, 0)
+            self.after = max(after, 0)
+        }
+
+        /// The play-order positions shown when the current entry is at `current` (the start of
+        /// the queue when nothing is current).
+        func positions(around current: Int?) -> Range<Int> {
+            let center = current ?? 0
+            // `Int.max` stands for "the whole queue"; no bound may overflow.
+            let lower = before >= center ? 0 : center - before
+            let end = after >= Int.max - center ? Int.max : center + after + 1
+            return lower..<end
+        }
     }
 
     /// Makes the engine on first use; it may throw (no audio sink, say).
@@ -98,6 +127,8 @@ public actor QueuePlayer {
     private var engineDuration: Duration?
     /// Whether the queue changed since remotes were last shown it.
     private var queueNeedsPublishing = true
+    /// The play-order positions of the entries last shown.
+    private var publishedWindow = 0..<0
     private var changeObservers: [@Sendable (PlayerSnapshot) -> Void] = []
     /// Tells the observers the position every checkpoint interval while playing.
     private var checkpoints: Task<Void, Never>?
@@ -725,9 +756,13 @@ public actor QueuePlayer {
     }
 
     private func publish() {
-        if queueNeedsPublishing {
+        // The window moves with the current entry as well as with the queue; the centre sends
+        // nothing when what it shows is unchanged.
+        let window = configuration.shownQueueWindow.positions(around: queue.currentIndex)
+        if queueNeedsPublishing || window != publishedWindow {
             queueNeedsPublishing = false
-            nowPlaying.playbackQueue = queue.items.map(\.info)
+            publishedWindow = window
+            nowPlaying.playbackQueue = queue.items(inPlayOrder: window).map(\.info)
         }
         let hasItems = !queue.isEmpty
         let hasNext = queue.currentIndex.map { $0 + 1 < queue.count || queue.repeatMode == .all } ?? false

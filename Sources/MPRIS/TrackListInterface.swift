@@ -25,16 +25,21 @@ import Synchronization
 ///   the list with the signals below.
 /// - `CanEditTracks` (`b`) is true while the add and remove commands are both
 ///   available. While false, `AddTrack` and `RemoveTrack` have no effect.
+/// - The queue may be a window of a longer one (``QueuePlayer`` shows the
+///   entries around the current one): the list is what the centre shows, and
+///   ids outside it are not in the list.
 /// - Signals come from comparing the list shown before with the queue now,
-///   after every change of the queue. One edit gets its own signal: one
-///   entry inserted is `TrackAdded(Metadata, AfterTrack)` (AfterTrack `NoTrack`
-///   for the start), one removed is `TrackRemoved(TrackId)`, one entry whose
-///   item fields changed in place is `TrackMetadataChanged(TrackId, Metadata)`
+///   after every change of the queue. Edits get a signal each: an entry
+///   inserted is `TrackAdded(Metadata, AfterTrack)` (AfterTrack `NoTrack`
+///   for the start), one removed is `TrackRemoved(TrackId)`, one whose item
+///   fields changed in place is `TrackMetadataChanged(TrackId, Metadata)`
 ///   (TrackId the old id if the identifier changed, the metadata carrying the
-///   new one). Anything else (a reorder, a shuffle, several edits) is
-///   `TrackListReplaced(Tracks, CurrentTrack)`, CurrentTrack being the
-///   Player's current `mpris:trackid`. A queue equal to the one shown (playback
-///   fields such as the elapsed time are not shown) sends nothing.
+///   new one); a window moving on by a track is one removal and one addition.
+///   Anything else (a reorder, a shuffle, more than
+///   ``TrackListChange/maximumEdits`` edits) is `TrackListReplaced(Tracks,
+///   CurrentTrack)`, CurrentTrack being the Player's current `mpris:trackid`.
+///   A queue equal to the one shown (playback fields such as the elapsed time
+///   are not shown) sends nothing.
 ///
 /// Thread safety: the list shown is updated and its signals emitted under one
 /// lock, so signals go out in the order of the changes, and each describes
@@ -147,16 +152,17 @@ final class TrackListInterface: Sendable {
     /// update's value, so that updates observed out of order still end on
     /// the latest queue.
     func refreshQueue() {
-        shown.update(to: { ShownQueue.entries(of: nowPlaying.playbackQueue) }) { change, entries in
+        shown.update(to: { ShownQueue.entries(of: nowPlaying.playbackQueue) }) { changes, entries in
             tracks.value = entries.map(\.id)
-            switch change {
-            case .none: break
-            case .added(let entry, let after): trackAdded.emit(shown.metadata(for: entry), after)
-            case .removed(let id): trackRemoved.emit(id)
-            case .changed(let oldID, let entry): trackMetadataChanged.emit(oldID, shown.metadata(for: entry))
-            case .replaced:
-                let current = nowPlaying.nowPlayingInfo.map { Metadata.trackID(forIdentifier: $0.effectiveIdentifier) }
-                trackListReplaced.emit(entries.map(\.id), current ?? Metadata.noTrack)
+            for change in changes {
+                switch change {
+                case .added(let entry, let after): trackAdded.emit(shown.metadata(for: entry), after)
+                case .removed(let id): trackRemoved.emit(id)
+                case .changed(let oldID, let entry): trackMetadataChanged.emit(oldID, shown.metadata(for: entry))
+                case .replaced:
+                    let current = nowPlaying.nowPlayingInfo.map { Metadata.trackID(forIdentifier: $0.effectiveIdentifier) }
+                    trackListReplaced.emit(entries.map(\.id), current ?? Metadata.noTrack)
+                }
             }
         }
     }
@@ -179,8 +185,6 @@ struct TrackListEntry: Sendable, Equatable {
 
 /// How the list shown changed, as the TrackList signals tell it.
 enum TrackListChange: Equatable {
-    /// Nothing remotes see.
-    case none
     /// One entry inserted after the entry with that id (`NoTrack`: at the start).
     case added(TrackListEntry, after: ObjectPath)
     /// One entry removed.
@@ -190,22 +194,47 @@ enum TrackListChange: Equatable {
     /// Anything else.
     case replaced
 
-    /// The change from `old` to `new`, both free of duplicate ids: what is
-    /// left after the longest common prefix and suffix decides.
-    init(from old: [TrackListEntry], to new: [TrackListEntry]) {
+    /// The most single-entry signals one change is told with; past it, the list is replaced.
+    /// A queue window moving on by a track or two is a few removals and additions.
+    static let maximumEdits = 8
+
+    /// The signals that take a client from `old` to `new`, both free of duplicate ids: none
+    /// when they are equal; for one entry changed in place, that change; for entries removed
+    /// and inserted with every other entry kept in order (at most ``maximumEdits``), the
+    /// removals, then the insertions front to back (each after an entry the client has by
+    /// then), then the kept entries whose fields changed; otherwise (a reorder, a shuffle, a
+    /// jump far along the queue) the list replaced.
+    static func changes(from old: [TrackListEntry], to new: [TrackListEntry]) -> [TrackListChange] {
+        guard old != new else { return [] }
         var prefix = 0
         while prefix < min(old.count, new.count), old[prefix] == new[prefix] { prefix += 1 }
         var suffix = 0
         while suffix < min(old.count, new.count) - prefix, old[old.count - 1 - suffix] == new[new.count - 1 - suffix] {
             suffix += 1
         }
-        switch (old.count - prefix - suffix, new.count - prefix - suffix) {
-        case (0, 0): self = .none
-        case (0, 1): self = .added(new[prefix], after: prefix == 0 ? Metadata.noTrack : new[prefix - 1].id)
-        case (1, 0): self = .removed(old[prefix].id)
-        case (1, 1): self = .changed(old[prefix].id, new[prefix])
-        default: self = .replaced
+        if old.count - prefix - suffix == 1, new.count - prefix - suffix == 1 {
+            return [.changed(old[prefix].id, new[prefix])]
         }
+        let difference = new.map(\.id).difference(from: old.map(\.id))
+        guard difference.count <= maximumEdits else { return [.replaced] }
+        var removedIDs = Set<ObjectPath>()
+        var changes: [TrackListChange] = []
+        for case .remove(_, let id, _) in difference.removals {
+            removedIDs.insert(id)
+            changes.append(.removed(id))
+        }
+        var insertedIDs = Set<ObjectPath>()
+        for case .insert(let offset, let id, _) in difference.insertions {
+            // An id both removed and inserted moved: the order changed.
+            guard !removedIDs.contains(id) else { return [.replaced] }
+            insertedIDs.insert(id)
+            changes.append(.added(new[offset], after: offset == 0 ? Metadata.noTrack : new[offset - 1].id))
+        }
+        let oldByID = Dictionary(uniqueKeysWithValues: old.map { ($0.id, $0) })
+        for entry in new where !insertedIDs.contains(entry.id) && oldByID[entry.id] != entry {
+            changes.append(.changed(entry.id, entry))
+        }
+        return changes.count <= maximumEdits ? changes : [.replaced]
     }
 }
 
@@ -244,17 +273,17 @@ private final class ShownQueue: Sendable {
     /// there is one. Both run under the lock, so announcements keep the order
     /// of the changes and each starts from the list the previous one left.
     func update(
-        to newEntries: () -> [TrackListEntry], announce: (TrackListChange, [TrackListEntry]) -> Void
+        to newEntries: () -> [TrackListEntry], announce: ([TrackListChange], [TrackListEntry]) -> Void
     ) {
         shown.withLock { shown in
             let new = newEntries()
-            let change = TrackListChange(from: shown.entries, to: new)
-            guard change != .none else { return }
+            let changes = TrackListChange.changes(from: shown.entries, to: new)
+            guard !changes.isEmpty else { return }
             shown.entries = new
             shown.byID = Dictionary(uniqueKeysWithValues: new.map { ($0.id, $0) })
             let byID = shown.byID
             metadataCache.withLock { cache in cache = cache.filter { byID[$0.key] != nil } }
-            announce(change, new)
+            announce(changes, new)
         }
     }
 

@@ -49,6 +49,11 @@ public final class NowPlayingInfoCenter: Sendable {
     /// (identifier, title, artists, duration, artwork, …); playback fields
     /// such as the state or the elapsed time are ignored. Empty by default.
     ///
+    /// For a long queue, show the stretch around the current item (a few
+    /// before it, some dozens after), moved as playback goes on: every
+    /// remote is sent what changes here, and ``NowPlayingInfo/playbackQueueIndex``
+    /// and ``NowPlayingInfo/playbackQueueCount`` tell where it is in the whole.
+    ///
     /// Each entry's ``NowPlayingInfo/effectiveIdentifier`` must be unique
     /// within the queue: remotes name entries by it (the queue commands of
     /// ``RemoteCommandCenter`` carry it), and the current item is the entry

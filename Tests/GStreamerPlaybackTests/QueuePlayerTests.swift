@@ -176,6 +176,30 @@ func queueItems(_ names: [String]) -> [QueueItem] {
         #expect(p.nowPlaying.nowPlayingInfo?.playbackQueueIndex == 0)
     }
 
+    /// Remotes are shown the entries around the current one, not the whole queue; the window
+    /// follows the current entry, and the now-playing value says where it is in the whole.
+    @Test func remotesAreShownAWindowOfTheQueueAroundTheCurrentEntry() async throws {
+        var configuration = QueuePlayer.Configuration()
+        #expect(configuration.shownQueueWindow == .init(before: 5, after: 50))
+        configuration.shownQueueWindow = .init(before: 2, after: 3)
+        let names = (0..<1000).map { "t\($0)" }
+        let p = await ScriptedPlayer(names, configuration: configuration)
+        #expect(p.nowPlaying.playbackQueue.map(\.identifier) == ["t0", "t1", "t2", "t3"])
+
+        #expect(await p.commands.playItemInQueueCommand.perform(PlayItemInQueueCommandEvent(identifier: "t500")) == .success)
+        #expect(p.nowPlaying.playbackQueue.map(\.identifier) == ["t498", "t499", "t500", "t501", "t502", "t503"])
+        #expect(p.nowPlaying.nowPlayingInfo?.playbackQueueIndex == 500)
+        #expect(p.nowPlaying.nowPlayingInfo?.playbackQueueCount == 1000)
+
+        #expect(await p.commands.nextTrackCommand.perform() == .success)
+        #expect(p.nowPlaying.playbackQueue.map(\.identifier) == ["t499", "t500", "t501", "t502", "t503", "t504"])
+        // The commands still reach the whole queue: an entry far outside the window plays.
+        #expect(await p.commands.playItemInQueueCommand.perform(PlayItemInQueueCommandEvent(identifier: "t999")) == .success)
+        #expect(p.current == "t999")
+        #expect(p.nowPlaying.playbackQueue.map(\.identifier) == ["t997", "t998", "t999"])
+        #expect(await p.player.itemCount == 1000)
+    }
+
     @Test func theNextItemIsHandedOverGaplesslyAndTheQueueFollows() async throws {
         let p = await ScriptedPlayer(["a", "b"])
         _ = await p.commands.playCommand.perform()

@@ -91,16 +91,42 @@ import Testing
         }
     }
 
-    @Test func aReorderOrSeveralEditsReplaceTheList() async throws {
+    /// A window of the queue moving on (the player shows the entries around the current one)
+    /// is the entries that left it removed, then those that came in added, one signal each.
+    @Test func aWindowMovingOnIsTheEntriesRemovedThenThoseAdded() async throws {
+        try await withQueuePlayer { player in
+            let watcher = try await player.watch()
+            defer { watcher.kill() }
+            setQueue(player, ["a", "b", "c", "d"])
+            #expect(try await next(watcher) == Self.tracksInvalidated)
+            #expect(try await next(watcher) == "trackadded d Song_d after c")
+            setQueue(player, ["c", "d", "e", "f"])
+            #expect(try await next(watcher) == Self.tracksInvalidated)
+            #expect(try await next(watcher) == "trackremoved a")
+            #expect(try await next(watcher) == "trackremoved b")
+            #expect(try await next(watcher) == "trackadded e Song_e after d")
+            #expect(try await next(watcher) == "trackadded f Song_f after e")
+            setQueue(player, ["x", "c", "d", "y", "e"])  // two insertions and a removal
+            #expect(try await next(watcher) == Self.tracksInvalidated)
+            #expect(try await next(watcher) == "trackremoved f")
+            #expect(try await next(watcher) == "trackadded x Song_x after \(noTrack)")
+            #expect(try await next(watcher) == "trackadded y Song_y after d")
+            try await fence(watcher, player)
+        }
+    }
+
+    @Test func aReorderOrManyEditsReplaceTheList() async throws {
         try await withQueuePlayer { player in
             let watcher = try await player.watch()
             defer { watcher.kill() }
             setQueue(player, ["c", "a", "b"])  // a shuffle
             #expect(try await next(watcher) == Self.tracksInvalidated)
             #expect(try await next(watcher) == "tracklistreplaced c,a,b current a")
-            setQueue(player, ["c", "x", "a", "b", "y"])  // two insertions
+            // Nine insertions: past the edits told one by one (a jump far along the queue).
+            let many = ["c", "a", "b"] + (1...9).map { "n\($0)" }
+            setQueue(player, many)
             #expect(try await next(watcher) == Self.tracksInvalidated)
-            #expect(try await next(watcher) == "tracklistreplaced c,x,a,b,y current a")
+            #expect(try await next(watcher) == "tracklistreplaced \(many.joined(separator: ",")) current a")
             player.app.nowPlaying.nowPlayingInfo = nil
             #expect(try await next(watcher) == "changed player Metadata=\(noTrack),PlaybackStatus=Stopped")
             setQueue(player, ["d", "e"])
