@@ -219,6 +219,23 @@ public struct PlayQueue: Sendable, Equatable {
         return true
     }
 
+    /// Replaces each item for which `update` returns a new one (a file's tags changed, say),
+    /// keeping its place and identifier. Returns whether any item changed.
+    @discardableResult
+    public mutating func updateItems(_ update: (QueueItem) -> QueueItem?) -> Bool {
+        var changed = false
+        for index in addedOrder.indices {
+            guard var item = update(addedOrder[index]) else { continue }
+            item.identifier = addedOrder[index].identifier
+            item.info.identifier = item.identifier
+            if item != addedOrder[index] {
+                addedOrder[index] = item
+                changed = true
+            }
+        }
+        return changed
+    }
+
     // MARK: Shuffle
 
     /// Turns shuffle on or off. On (items or collections; a queue has no

@@ -300,6 +300,16 @@ public actor QueuePlayer {
         }
     }
 
+    /// Replaces each entry for which `update` returns a new item (its file's tags changed on
+    /// disk, say), keeping its place, its identifier and playback: remotes see the new fields.
+    public func updateItems(_ update: @escaping @Sendable (QueueItem) -> QueueItem?) async {
+        await sequenced { player in
+            guard player.queue.updateItems(update) else { return }
+            player.queueChanged()
+            player.publish()
+        }
+    }
+
     /// Restores a saved state, paused at its position (stopped when the position is 0),
     /// with `items` the entries the snapshot names, in its added order (missing ones left out).
     public func restore(_ snapshot: PlayerSnapshot, items: [QueueItem]) async {

@@ -318,6 +318,9 @@ struct MediaTreeNodes: Sendable {
                 try await content.initializePlaybackQueue(with: paths.isEmpty ? nil : paths)
             }
         }
+        root.method("Rescan") { () async throws in
+            try await contentCall("read the content again") { try await content.refreshContent() }
+        }
         return root
     }
 
@@ -364,6 +367,7 @@ extension ContentError {
         case .noDelegate: DBusError(.notSupported, description)
         case .searchNotSupported: DBusError(.notSupported, description)
         case .invalidQuery: DBusError(.invalidArgs, description)
+        case .refreshNotSupported: DBusError(.notSupported, description)
         }
     }
 }

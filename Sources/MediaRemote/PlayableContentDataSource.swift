@@ -83,6 +83,12 @@ public protocol PlayableContentDelegate: Sendable {
     /// Tells the app that the context changed: a head unit connected or
     /// disconnected, or its content limits changed. Default: does nothing.
     func playableContentManager(_ manager: PlayableContentManager, didUpdate context: PlayableContentManagerContext)
+
+    /// A remote asks for the content to be read again from where the app keeps it (a
+    /// music folder rescanned, say). Return once the data source shows what was found,
+    /// after the manager's updates announced the changes. Default: throws
+    /// ``ContentError/refreshNotSupported``.
+    func playableContentManagerRefreshContent(_ manager: PlayableContentManager) async throws
 }
 
 extension PlayableContentDelegate {
@@ -90,6 +96,9 @@ extension PlayableContentDelegate {
         _ manager: PlayableContentManager, initializePlaybackQueueWithContentItems items: [ContentItem]?
     ) async throws {}
     public func playableContentManager(_ manager: PlayableContentManager, didUpdate context: PlayableContentManagerContext) {}
+    public func playableContentManagerRefreshContent(_ manager: PlayableContentManager) async throws {
+        throw ContentError.refreshNotSupported
+    }
 }
 
 /// What the remote browsing the tree allows, in the shape of Apple's
@@ -135,6 +144,8 @@ public enum ContentError: Error, Sendable, Equatable, CustomStringConvertible {
     case searchNotSupported
     /// The query could not be understood.
     case invalidQuery(String)
+    /// The app cannot read its content again on a remote's request.
+    case refreshNotSupported
 
     public var description: String {
         switch self {
@@ -143,6 +154,7 @@ public enum ContentError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noDelegate: "The app has no content delegate to start playback"
         case .searchNotSupported: "This content cannot be searched"
         case .invalidQuery(let reason): "Invalid search query: \(reason)"
+        case .refreshNotSupported: "This content cannot be read again on request"
         }
     }
 }

@@ -559,6 +559,13 @@ public final class PlayableContentManager: Sendable {
         try await delegate.playableContentManager(self, initializePlaybackQueueWithContentItems: items)
     }
 
+    /// Asks the delegate to read the content again from where the app keeps it, and returns
+    /// once it has (see ``PlayableContentDelegate/playableContentManagerRefreshContent(_:)``).
+    public func refreshContent() async throws {
+        guard let delegate = self.delegate else { throw ContentError.noDelegate }
+        try await delegate.playableContentManagerRefreshContent(self)
+    }
+
     // MARK: Building rows
 
     /// The rows a listing of container `id` shows, limits applied: children,

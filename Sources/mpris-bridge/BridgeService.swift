@@ -35,6 +35,7 @@ struct ServeSettings: Sendable {
     var stateDirectory: String
     var cacheDirectory: String
     var scansAtStart: Bool
+    var watchesLibrary: Bool
 
     var indexPath: String { cacheDirectory + "/index.sqlite" }
 }
@@ -106,25 +107,42 @@ struct BridgeService: Service {
         await player.observeChanges { store.save($0) }
         let tracks = (try? library.tracks()) ?? []
         if await player.itemCount == 0 { await fillQueue(player, with: tracks, items: items) }
-        let tree = try await publishTree(
+        // A rescan in a child process, then the tree, the playlists and the queue's entries
+        // brought up to date; one at a time, whoever asks.
+        let tree = Mutex<PublishedTree?>(nil)
+        let refresh = LibraryRefresh { [settings, logger, scanArguments] in
+            guard !library.isReadOnly else { throw ReadOnlyIndex(path: settings.indexPath) }
+            try await ScanProcess(arguments: scanArguments).run()
+            let tracks = try library.tracks()
+            if await player.itemCount == 0 {
+                await fillQueue(player, with: tracks, items: items)
+            } else {
+                await player.updateItems(items.refreshed(by: tracks))
+            }
+            tree.withLock { $0 }?.update(
+                tracks: tracks, playlists: (try? library.playlists()) ?? [], folder: settings.library)
+            logger.info("the media tree shows the scan's \(tracks.count) tracks")
+        }
+        let published = try await publishTree(
             content, tracks: tracks, library: library, items: items, player: player, nowPlaying: nowPlaying,
-            connection: connection, scansAtStart: scansAtStart)
+            connection: connection, scansAtStart: scansAtStart, refresh: refresh)
+        tree.withLock { $0 = published }
         let queued = await player.itemCount
         // Building the queue freed more than it kept; give it back rather than hold it while idle.
         _ = malloc_trim(0)
         logger.info("ready: \(queued) entries queued")
-        let scan = Task {
-            guard scansAtStart else { return }
-            do {
-                try await ScanProcess(arguments: scanArguments).run()
-                let tracks = try library.tracks()
-                if await player.itemCount == 0 { await fillQueue(player, with: tracks, items: items) }
-                tree.update(tracks: tracks, playlists: (try? library.playlists()) ?? [], folder: settings.library)
-                logger.info("the media tree shows the scan's \(tracks.count) tracks")
-            } catch is CancellationError {
-            } catch {
-                logger.error("\(error)")
+        let scan = Task { [settings] in
+            if scansAtStart {
+                do {
+                    try await refresh.rescan()
+                } catch is CancellationError {
+                    return
+                } catch {
+                    logger.error("\(error)")
+                }
             }
+            // Then the folder is followed: what is added, changed, moved or removed shows.
+            if settings.watchesLibrary && !library.isReadOnly { await watchLibrary(refresh: refresh) }
         }
         defer { scan.cancel() }
 
@@ -152,7 +170,7 @@ struct BridgeService: Service {
         let cleanUp = Task {
             await player.shutDown()
             step.name.withLock { $0 = "releasing the bus names" }
-            await tree.service.unpublish()
+            await published.service.unpublish()
             await service.unpublish()
         }
         let deadline = Task {
@@ -166,7 +184,33 @@ struct BridgeService: Service {
     }
 
     private var scanArguments: [String] {
-        ["scan", "--library", settings.library, "--cache-dir", settings.cacheDirectory, "--quiet"]
+        ["scan", "--library", settings.library, "--cache-dir", settings.cacheDirectory, "--quiet", "--no-notify"]
+    }
+
+    /// Rescans after each burst of changes in the music folder, until cancelled.
+    private func watchLibrary(refresh: LibraryRefresh) async {
+        let watch: LibraryWatch
+        do {
+            watch = try LibraryWatch(root: settings.library)
+        } catch {
+            logger.warning("\(error); changes show after a restart or a Rescan")
+            return
+        }
+        defer { watch.stop() }
+        if watch.unwatchedFolders > 0 {
+            logger.warning(
+                "\(watch.unwatchedFolders) folders of the library are past the system's inotify limit (fs.inotify.max_user_watches): their changes show after a Rescan")
+        }
+        logger.info("following changes in \(settings.library)")
+        for await _ in watch.changes() {
+            do {
+                try await refresh.rescan()
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.error("\(error)")
+            }
+        }
     }
 
     /// A first start (or an emptied queue): queue the whole library, stopped at its first track.
@@ -180,7 +224,8 @@ struct BridgeService: Service {
     /// `org.gnome.UPnP.MediaServer2.<name>`; its playable containers become MPRIS playlists.
     private func publishTree(
         _ manager: PlayableContentManager, tracks: [Track], library: MusicLibrary, items: QueueItems,
-        player: QueuePlayer, nowPlaying: NowPlayingInfoCenter, connection: Connection, scansAtStart: Bool
+        player: QueuePlayer, nowPlaying: NowPlayingInfoCenter, connection: Connection, scansAtStart: Bool,
+        refresh: LibraryRefresh
     ) async throws -> PublishedTree {
         let content = LibraryContent(
             tracks: tracks, playlists: (try? library.playlists()) ?? [], libraryName: settings.library,
@@ -188,7 +233,8 @@ struct BridgeService: Service {
         if tracks.isEmpty {
             content.setStatus(scansAtStart ? .indexing : .unavailable("No music found in \(settings.library)"))
         }
-        let delegate = ContentPlayer(content: content, player: player, items: { items }, logger: logger)
+        let delegate = ContentPlayer(
+            content: content, player: player, items: { items }, logger: logger, refresh: { try await refresh.rescan() })
         manager.delegate = delegate
         manager.dataSource = content
         // The playing track's rows are marked in every tab, as the queue moves on.
@@ -221,6 +267,12 @@ struct PublishedTree: Sendable {
         content.setStatus(tracks.isEmpty ? .unavailable("No music found in \(folder)") : .ready)
         manager.endUpdates()
     }
+}
+
+/// A rescan asked for while the index cannot be written (a full or read-only cache disk).
+struct ReadOnlyIndex: Error, CustomStringConvertible {
+    let path: String
+    var description: String { "the index \(path) cannot be written: the library is served as it was last indexed" }
 }
 
 /// What the shutdown is doing, for the log if it takes too long.

@@ -30,11 +30,23 @@ final class ContentPlayer: PlayableContentDelegate {
         var description: String { "\(what) did not start playing (\(status))" }
     }
 
-    init(content: LibraryContent, player: QueuePlayer, items: @escaping @Sendable () throws -> QueueItems, logger: Logger) {
+    private let refresh: @Sendable () async throws -> Void
+
+    init(
+        content: LibraryContent, player: QueuePlayer, items: @escaping @Sendable () throws -> QueueItems, logger: Logger,
+        refresh: @escaping @Sendable () async throws -> Void
+    ) {
         self.content = content
         self.player = player
         self.items = items
         self.logger = logger
+        self.refresh = refresh
+    }
+
+    /// A remote's `Rescan`: the library's rescan, after which the tree shows what it found.
+    func playableContentManagerRefreshContent(_ manager: PlayableContentManager) async throws {
+        logger.info("rescanning the library, as a remote asked")
+        try await refresh()
     }
 
     func playableContentManager(_ manager: PlayableContentManager, initiatePlaybackOfContentItemAt indexPath: IndexPath)

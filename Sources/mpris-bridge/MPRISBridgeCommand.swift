@@ -1,5 +1,6 @@
 import ArgumentParser
 import CMalloc
+import DBus
 import Logging
 import MusicLibrary
 import ServiceLifecycle
@@ -79,6 +80,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Do not rescan the library at start (use the index as it is).")
     var noScan = false
 
+    @Flag(help: "Do not follow changes in the music folder (a Rescan, or mpris-bridge scan, shows them).")
+    var noWatch = false
+
     func validate() throws {
         let valid = !name.isEmpty && name.first.map { !$0.isNumber } == true
             && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
@@ -109,7 +113,8 @@ struct Serve: AsyncParsableCommand {
         let settings = ServeSettings(
             library: library, libraryWasGiven: libraryOptions.library != nil, playerName: name, bus: bus,
             audioSink: audioSink, stateDirectory: absolute(stateDir ?? paths.stateDirectory),
-            cacheDirectory: libraryOptions.cachePath(paths), scansAtStart: !noScan && isDirectory(library))
+            cacheDirectory: libraryOptions.cachePath(paths), scansAtStart: !noScan && isDirectory(library),
+            watchesLibrary: !noWatch && isDirectory(library))
         let group = ServiceGroup(
             services: [BridgeService(settings: settings, logger: logger)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
@@ -131,6 +136,15 @@ struct Scan: AsyncParsableCommand {
     @Flag(help: "Print only failures and errors.")
     var quiet = false
 
+    @Option(help: "The name of a running player to tell, once done, so that it shows the changes.")
+    var name = "mprisbridge"
+
+    @Flag(help: "Do not tell a running player (the player's own rescans run this way).")
+    var noNotify = false
+
+    @Option(help: "The message bus that player serves on: session or system.")
+    var bus: BusKind = .session
+
     func validate() throws {
         if let library = libraryOptions.library, !isDirectory(absolute(library)) {
             throw ValidationError("--library \(library): no such folder")
@@ -150,6 +164,7 @@ struct Scan: AsyncParsableCommand {
         let summary = try await library.scan(progress: report)
         progress?.finish()
         for failure in summary.failures { printError("cannot index \(failure.path): \(failure.reason)") }
+        let toldDaemon = noNotify ? false : await tellRunningDaemon()
         guard !quiet else { return }
         let milliseconds = Int(summary.duration / .milliseconds(1))
         let seconds = "\(milliseconds / 1000).\(String(milliseconds % 1000 + 1000).dropFirst())"
@@ -159,6 +174,26 @@ struct Scan: AsyncParsableCommand {
             "\(root): \(try library.trackCount) tracks, \(summary.playlists) playlists. Scan took \(seconds) s"
                 + " (\(summary.read) files read\(rate)): \(summary.added) added, \(summary.updated) updated,"
                 + " \(summary.removed) removed, \(summary.unchanged) unchanged, \(summary.failures.count) failed")
+        if toldDaemon { print("The running mpris-bridge (\(name)) shows the changes.") }
+    }
+
+    /// Asks a player serving as `name` to rescan, and waits until its tree shows the changes
+    /// (it reads only what this scan did not). Nothing when none is running; a failure is said.
+    private func tellRunningDaemon() async -> Bool {
+        guard let connection = try? await bus == .system ? Connection.system() : Connection.session() else { return false }
+        defer { connection.close() }
+        let treeName = "org.gnome.UPnP.MediaServer2.\(name)"
+        guard let busName = try? BusName(validating: treeName), (try? await connection.nameOwner(of: busName)) ?? nil != nil,
+            let path = try? ObjectPath(validating: "/org/gnome/UPnP/MediaServer2/\(name)")
+        else { return false }
+        let root = Proxy(connection, destination: busName, path: path, interface: "org.mprisbridge.MediaRoot1", timeout: .seconds(600))
+        do {
+            try await root.call("Rescan") as Void
+            return true
+        } catch {
+            printError("the running mpris-bridge (\(name)) was not told of the changes: \(error)")
+            return false
+        }
     }
 }
 

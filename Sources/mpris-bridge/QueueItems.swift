@@ -31,6 +31,16 @@ final class QueueItems: Sendable {
         QueueItem(identifier: track.id, url: track.url, info: track.nowPlayingInfo(artwork: artwork(track.artwork)))
     }
 
+    /// For ``QueuePlayer/updateItems(_:)`` after a rescan: each queued library track's entry
+    /// as `tracks` describe it now (its identifier kept); `nil` for streams and files gone.
+    func refreshed(by tracks: [Track]) -> @Sendable (QueueItem) -> QueueItem? {
+        let byID = Dictionary(tracks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return { [self] item in
+            guard item.url.isFileURL, let track = byID[item.identifier.savedTrackID] else { return nil }
+            return self.item(for: track)
+        }
+    }
+
     /// The entry for a stream: live, with no length, titled `title` or after its address.
     func streamItem(_ url: URL, title: String? = nil) -> QueueItem {
         let name = title ?? url.host().map { $0 + url.path() } ?? url.absoluteString

@@ -17,6 +17,7 @@ Operations (paths are relative to ROOT_PATH, "" for the root; each prints one li
   slow PATH                          lists, then waits for Updated on PATH and lists again
   introspect PATH                    prints interfaces and the number of child nodes
   prepare [PATH ...]                 MediaRoot1.PrepareQueue of these nodes (absolute if starting with /); prints "prepared"
+  rescan                             MediaRoot1.Rescan; prints "rescanned in N ms" once it replies
 Errors of single operations print as "error NAME".
 """
 import sys
@@ -174,6 +175,10 @@ def run(op, args):
         items = dbus.Array([dbus.ObjectPath(p if p.startswith("/") else full(p)) for p in args], signature="o")
         dbus.Interface(obj(""), ROOT).PrepareQueue(items)
         print("prepared")
+    elif op == "rescan":
+        started = time.monotonic()
+        dbus.Interface(obj(""), ROOT).Rescan(timeout=120)
+        print("rescanned in %d ms" % ((time.monotonic() - started) * 1000))
     elif op == "introspect":
         xml = dbus.Interface(obj(args[0]), "org.freedesktop.DBus.Introspectable").Introspect()
         import xml.etree.ElementTree as ET
