@@ -43,9 +43,17 @@ public struct QueueItem: Sendable, Equatable {
 /// - ``items`` are in play order: the order remotes show.
 public struct PlayQueue: Sendable, Equatable {
     /// The items in the order they were added (the unshuffled order).
-    public private(set) var addedOrder: [QueueItem] = []
+    public private(set) var addedOrder: [QueueItem] = [] {
+        didSet { revision &+= 1 }
+    }
     /// Indices into ``addedOrder``, in play order.
-    private var order: [Int] = []
+    private var order: [Int] = [] {
+        didSet { revision &+= 1 }
+    }
+    /// Changes with every change of the items or their order, never with a move to another
+    /// item: what was built from ``addedOrder`` and ``playOrder`` at one revision still holds
+    /// while it is the same (a saved state, say, rebuilt only when it would differ).
+    public private(set) var revision = 0
     /// The current item's place in `order`; `nil` only when the queue is empty.
     public private(set) var currentIndex: Int?
     /// What happens at the ends of the queue and of an item.
@@ -57,6 +65,13 @@ public struct PlayQueue: Sendable, Equatable {
 
     /// An empty queue.
     public init() {}
+
+    /// Equal items in the same order, at the same place, in the same modes; the revision is
+    /// not compared.
+    public static func == (lhs: PlayQueue, rhs: PlayQueue) -> Bool {
+        lhs.addedOrder == rhs.addedOrder && lhs.order == rhs.order && lhs.currentIndex == rhs.currentIndex
+            && lhs.repeatMode == rhs.repeatMode && lhs.shuffleMode == rhs.shuffleMode
+    }
 
     /// The items in play order.
     public var items: [QueueItem] { order.map { addedOrder[$0] } }

@@ -112,6 +112,8 @@ public actor QueuePlayer {
     private var engine: (any PlaybackEngine)?
     private var engineEvents: Task<Void, Never>?
     private var queue = PlayQueue()
+    /// The queue's entries and play order as ``snapshot`` last built them, at a queue revision.
+    private var savedEntries: (revision: Int, entries: [PlayerSnapshot.Entry], playOrder: [Int]) = (0, [], [])
     private var state: PlaybackState = .stopped
     /// The entry the engine has loaded, if any.
     private var loaded: QueueItem?
@@ -333,6 +335,8 @@ public actor QueuePlayer {
                 position = .milliseconds(max(snapshot.positionMilliseconds, 0))
             }
             player.queue = restored
+            // A queue of its own, whose revisions say nothing of the entries built before.
+            player.savedEntries.revision = -1
             player.queueNeedsPublishing = true
             player.rate = snapshot.rate.isFinite && snapshot.rate > 0 ? snapshot.rate : 1
             player.volume = snapshot.volume.isFinite ? min(max(snapshot.volume, 0), 10) : 1
@@ -346,10 +350,19 @@ public actor QueuePlayer {
     }
 
     /// The state a restart should keep, as of now.
+    ///
+    /// Every track change and checkpoint makes one: the queue's entries are built again only
+    /// after the queue changed, and shared otherwise, so a saver comparing two snapshots of a
+    /// long queue compares one array buffer, not 50,000 entries.
     public var snapshot: PlayerSnapshot {
-        PlayerSnapshot(
-            addedOrder: queue.addedOrder.map { PlayerSnapshot.Entry(identifier: $0.identifier, url: $0.url) },
-            playOrder: queue.playOrder, currentIdentifier: queue.current?.identifier,
+        if savedEntries.revision != queue.revision {
+            savedEntries = (
+                queue.revision, queue.addedOrder.map { PlayerSnapshot.Entry(identifier: $0.identifier, url: $0.url) },
+                queue.playOrder
+            )
+        }
+        return PlayerSnapshot(
+            addedOrder: savedEntries.entries, playOrder: savedEntries.playOrder, currentIdentifier: queue.current?.identifier,
             positionMilliseconds: Int64(currentPosition / .milliseconds(1)), volume: volume, rate: rate,
             repeatMode: .init(queue.repeatMode), shuffleMode: .init(queue.shuffleMode))
     }

@@ -340,6 +340,33 @@ func queueItems(_ names: [String]) -> [QueueItem] {
         #expect(q.engine.calls == ["load b.ogg", "seek 12.0 seconds", "play"])
     }
 
+    /// Snapshots taken at each track change share the queue's entries until the queue changes:
+    /// a saver compares and keeps one array, not a copy per change. An edit shows at once.
+    @Test func snapshotsShareTheQueueUntilItChanges() async throws {
+        let p = await ScriptedPlayer(["a", "b", "c"])
+        func buffer(_ snapshot: PlayerSnapshot) -> UnsafeRawPointer? {
+            snapshot.addedOrder.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+        }
+        let first = await p.player.snapshot
+        _ = await p.commands.nextTrackCommand.perform()
+        let afterNext = await p.player.snapshot
+        #expect(afterNext.currentIdentifier == "b")
+        #expect(buffer(afterNext) == buffer(first))
+
+        _ = await p.commands.addItemToQueueCommand.perform(
+            AddItemToQueueCommandEvent(url: URL(fileURLWithPath: "/music/d.ogg"), afterIdentifier: "c", playsImmediately: false))
+        let afterAdd = await p.player.snapshot
+        #expect(afterAdd.addedOrder.map(\.identifier) == ["a", "b", "c", "d.ogg"])
+        #expect(afterAdd.playOrder == [0, 1, 2, 3])
+        _ = await p.commands.changeShuffleModeCommand.perform(ChangeShuffleModeCommandEvent(shuffleType: .items))
+        let shuffled = await p.player.snapshot
+        #expect(shuffled.playOrder.first == 1 && Set(shuffled.playOrder) == [0, 1, 2, 3])
+
+        // A restored queue is its own: its snapshot is built from it, not from the one before.
+        await p.player.restore(afterNext, items: queueItems(["a", "b", "c"]))
+        #expect(await p.player.snapshot.addedOrder.map(\.identifier) == ["a", "b", "c"])
+    }
+
     /// What a restart resumes is told at every jump, even while playing on, and at each
     /// checkpoint while playing; nothing wakes up while paused.
     @Test(.timeLimit(.minutes(1))) func observersHearEveryJumpAndACheckpointWhilePlayingOnly() async throws {
