@@ -101,7 +101,8 @@ enum BusMessage: Sendable, Equatable {
     /// The pipeline itself changed state.
     case stateChanged(old: PipelineState, new: PipelineState, pending: PipelineState)
     /// The pipeline finished an asynchronous state change: prerolled after a load or a seek.
-    case asyncDone
+    /// `sequence` is the message's number (see ``Playbin/seek(to:rate:)``).
+    case asyncDone(sequence: UInt32)
     /// A new stream reached the sink (after a load, or a gapless hand-over, or a new chain).
     case streamStarted
     case endOfStream
@@ -355,13 +356,18 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         return (PipelineState(current), PipelineState(pending))
     }
 
-    /// A flushing, accurate seek to `position` (stream time) at `rate`. False if the pipeline
-    /// refused it (a stream that cannot seek, or nothing prerolled).
-    func seek(to position: Duration, rate: Double) -> Bool {
+    /// A flushing, accurate seek to `position` (stream time) at `rate`: the seek event's
+    /// sequence number, or nil if the pipeline refused it (a stream that cannot seek, or
+    /// nothing prerolled). GStreamer numbers events and messages from one counter, so the
+    /// ASYNC_DONE that ends this seek is numbered after it, and one posted before it is not.
+    func seek(to position: Duration, rate: Double) -> UInt32? {
         let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_ACCURATE.rawValue)
-        return gst_element_seek(
-            element, rate, GST_FORMAT_TIME, flags, GST_SEEK_TYPE_SET, gint64(nanoseconds(position)),
-            GST_SEEK_TYPE_NONE, -1) != 0
+        guard let event = gst_event_new_seek(
+            rate, GST_FORMAT_TIME, flags, GST_SEEK_TYPE_SET, gint64(nanoseconds(position)), GST_SEEK_TYPE_NONE, -1)
+        else { return nil }
+        let sequence = gst_event_get_seqnum(event)
+        // The element takes the event.
+        return gst_element_send_event(element, event) != 0 ? sequence : nil
     }
 
     /// The position in the current stream (stream time), nil if unknown.
@@ -477,7 +483,7 @@ private final class BusLoop: @unchecked Sendable {  // the pointers are immutabl
             gst_message_parse_state_changed(message, &old, &new, &pending)
             return .stateChanged(old: PipelineState(old), new: PipelineState(new), pending: PipelineState(pending))
         case GST_MESSAGE_ASYNC_DONE:
-            return fromPipeline ? .asyncDone : nil
+            return fromPipeline ? .asyncDone(sequence: gst_message_get_seqnum(message)) : nil
         case GST_MESSAGE_STREAM_START:
             return fromPipeline ? .streamStarted : nil
         case GST_MESSAGE_EOS:

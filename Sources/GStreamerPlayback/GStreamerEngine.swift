@@ -322,15 +322,14 @@ public final class GStreamerEngine: PlaybackEngine {
                 setRate(rate, &control)
                 return .reload(current, control.target)
             }
-            let waiter = register(.prerolled, in: &control)
             playbin.rate = rate
-            let accepted = playbin.seek(to: position, rate: rate)
+            let sequence = playbin.seek(to: position, rate: rate)
+            let accepted = sequence != nil
             let missed = handover.withLock { handover in
                 if !accepted { handover.flushAwaited = nil }
                 return handover.missedDrain
             }
-            guard accepted else {
-                control.waiters.removeAll { $0 === waiter }
+            guard let sequence else {
                 playbin.rate = control.rate
                 if missed && reloadingIfLost {
                     setRate(rate, &control)
@@ -339,7 +338,10 @@ public final class GStreamerEngine: PlaybackEngine {
                 throw PlaybackError(kind: .notSeekable, url: current, message: "The stream refused to seek")
             }
             setRate(rate, &control)
-            return .wait(waiter)
+            // Registered under the lock the bus thread takes: no ASYNC_DONE is handled between
+            // the seek and this. One still queued from before the seek (a buffering resume,
+            // say) does not end it: it is numbered before the seek.
+            return .wait(register(.seekDone(after: sequence), in: &control))
         }
         switch plan {
         case .wait(let waiter):
@@ -462,14 +464,21 @@ public final class GStreamerEngine: PlaybackEngine {
                     if new == .paused { report(.paused, &control) }
                 }
                 resolve(&control) { condition in condition == .reached(new) }
-            case .asyncDone:
+            case .asyncDone(let sequence):
                 let duration = playbin.duration
                 if control.mustReportDuration || duration != control.reportedDuration {
                     control.mustReportDuration = false
                     control.reportedDuration = duration
                     continuation.yield(.durationChanged(duration))
                 }
-                resolve(&control) { condition in condition == .prerolled }
+                resolve(&control) { condition in
+                    switch condition {
+                    case .prerolled: true
+                    // Sequence numbers wrap: "after" is a positive signed distance.
+                    case .seekDone(let seek): Int32(bitPattern: sequence &- seek) > 0
+                    case .reached: false
+                    }
+                }
             case .streamStarted:
                 streamStarted(&control)
             case .endOfStream:
@@ -720,8 +729,10 @@ private struct Handover: Sendable {
 /// A call waiting for the bus thread to see something.
 private final class Waiter: Sendable {
     enum Condition: Sendable, Equatable {
-        /// ASYNC_DONE: prerolled after a load or a seek.
+        /// ASYNC_DONE: prerolled after a load.
         case prerolled
+        /// An ASYNC_DONE numbered after the seek event with this sequence number: the seek's.
+        case seekDone(after: UInt32)
         /// The pipeline reached this state.
         case reached(PipelineState)
     }
