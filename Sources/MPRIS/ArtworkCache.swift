@@ -91,8 +91,37 @@ final class ArtworkCache: Sendable {
     /// disk full) give no URL.
     func url(for artwork: MediaItemArtwork) -> URL? {
         switch artwork {
-        case .url(let url): url
-        case .imageData(let data): try? fileURL(for: data)
+        case .url(let url): return url
+        case .imageData(let data): return try? fileURL(for: data)
+        case .requested(let identifier, let loader):
+            // Named by its hash and stored already: no read, no hash.
+            if let url = storedURL(sha256: identifier) { return url }
+            return loader.load().flatMap { try? fileURL(for: $0) }
+        }
+    }
+
+    /// The URL of an entry this instance knows whose name starts with `sha256` (64 lowercase
+    /// hex digits), its use recorded; `nil` otherwise.
+    private func storedURL(sha256: String) -> URL? {
+        guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+        else { return nil }
+        return state.withLock { state -> URL? in
+            guard (try? prepareDirectory(&state)) != nil else { return nil }
+            for ext in ["jpg", "png", "gif", "webp", "bmp"] {
+                let name = sha256 + "." + ext
+                guard let entry = state.index[name] else { continue }
+                let path = directory + "/" + name
+                // Someone may have cleared the cache since.
+                guard Self.isRegularFile(path) else {
+                    state.totalBytes -= entry.size
+                    state.index[name] = nil
+                    return nil
+                }
+                _ = utimensat(AT_FDCWD, path, nil, 0)
+                state.recordUse(of: name, size: entry.size)
+                return URL(fileURLWithPath: path, isDirectory: false)
+            }
+            return nil
         }
     }
 

@@ -149,4 +149,22 @@ public enum MediaItemArtwork: Sendable, Equatable {
     case imageData(Data)
     /// A URL of an image (`file:` or `http(s):`).
     case url(URL)
+    /// An image read only when a remote shows it, as Apple's `MPMediaItemArtwork` calls its
+    /// request handler: a queue of 50,000 tracks holds 50,000 of these, not their images.
+    /// The identifier names the image (equal identifiers, equal bytes); the SHA-256 of the
+    /// bytes in lowercase hex lets a content-addressed cache answer without reading them.
+    case requested(identifier: String, load: ArtworkLoader)
+}
+
+/// Reads an image's bytes when asked; `nil` when it cannot (the file is gone, say). Two loaders
+/// are equal: artwork is told apart by its identifier.
+public struct ArtworkLoader: Sendable, Equatable {
+    private let body: @Sendable () -> Data?
+
+    public init(_ body: @escaping @Sendable () -> Data?) { self.body = body }
+
+    /// The image's encoded bytes.
+    public func load() -> Data? { body() }
+
+    public static func == (lhs: ArtworkLoader, rhs: ArtworkLoader) -> Bool { true }
 }

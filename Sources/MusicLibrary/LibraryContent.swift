@@ -96,7 +96,7 @@ public final class LibraryContent: PlayableContentDataSource {
 
     /// The current snapshot and status; held only to copy them out.
     let state: Mutex<State>
-    private let artworkURL: @Sendable (Track) -> URL?
+    private let artworkOf: @Sendable (Track) -> MediaItemArtwork?
 
     /// Builds the tree of `tracks` and `playlists`, with status ``Status/ready``: set
     /// ``Status/indexing`` before the first scan of an empty index.
@@ -105,16 +105,25 @@ public final class LibraryContent: PlayableContentDataSource {
     ///
     /// - Parameters:
     ///   - libraryName: how the informative row names the library (a folder, usually).
-    ///   - artworkURL: the URL of a track's cover, or nil. It is called each time an item is
-    ///     read (for an album or artist, with the track whose cover stands for it), from any
-    ///     thread, so it must be quick and must not read files.
+    ///   - artwork: a track's cover, or nil. It is called each time an item is read (for an
+    ///     album or artist, with the track whose cover stands for it), from any thread, so it
+    ///     must be quick and must not read files: an embedded cover is
+    ///     ``MediaItemArtwork/requested(identifier:load:)``, read when a remote shows it.
     public init(
+        tracks: [Track], playlists: [Playlist], libraryName: String,
+        artwork: @escaping @Sendable (Track) -> MediaItemArtwork?
+    ) {
+        self.libraryName = libraryName
+        self.artworkOf = artwork
+        state = Mutex(State(model: LibraryContentModel(tracks: tracks, playlists: playlists), status: .ready))
+    }
+
+    /// Builds the tree with covers given as URLs (see ``init(tracks:playlists:libraryName:artwork:)``).
+    public convenience init(
         tracks: [Track], playlists: [Playlist], libraryName: String,
         artworkURL: @escaping @Sendable (Track) -> URL? = { _ in nil }
     ) {
-        self.libraryName = libraryName
-        self.artworkURL = artworkURL
-        state = Mutex(State(model: LibraryContentModel(tracks: tracks, playlists: playlists), status: .ready))
+        self.init(tracks: tracks, playlists: playlists, libraryName: libraryName) { artworkURL($0).map { .url($0) } }
     }
 
     /// Replaces the tree with one built from `tracks` and `playlists` (a rescan's result).
@@ -346,7 +355,7 @@ public final class LibraryContent: PlayableContentDataSource {
 
     /// The cover of track `index`.
     private func artwork(_ model: LibraryContentModel, _ index: Int) -> MediaItemArtwork? {
-        artworkURL(model.tracks[index]).map { .url($0) }
+        artworkOf(model.tracks[index])
     }
 
     private static func count(_ count: Int, _ singular: String, _ plural: String) -> String {

@@ -95,7 +95,7 @@ struct BridgeService: Service {
         }
         if let recovery = library.indexRecovery { logger.warning("\(recovery)") }
         let scansAtStart = settings.scansAtStart && !library.isReadOnly
-        let items = QueueItems(library: library, coverDirectory: settings.cacheDirectory + "/covers")
+        let items = QueueItems(library: library)
         opened.set(items)
 
         let store = StateStore(directory: settings.stateDirectory, logger: logger)
@@ -229,7 +229,7 @@ struct BridgeService: Service {
     ) async throws -> PublishedTree {
         let content = LibraryContent(
             tracks: tracks, playlists: (try? library.playlists()) ?? [], libraryName: settings.library,
-            artworkURL: { items.knownCoverURL(for: $0) })
+            artwork: { items.artwork(for: $0) })
         if tracks.isEmpty {
             content.setStatus(scansAtStart ? .indexing : .unavailable("No music found in \(settings.library)"))
         }

@@ -17,18 +17,14 @@ import Synchronization
 /// queue entries, and keeps embedded cover art as files remotes can load.
 final class QueueItems: Sendable {
     let library: MusicLibrary
-    /// Where embedded covers are written, one file per image, named by its SHA-256.
-    let coverDirectory: String
-    private let exportedCovers = Mutex<[String: URL]>([:])
 
-    init(library: MusicLibrary, coverDirectory: String) {
+    init(library: MusicLibrary) {
         self.library = library
-        self.coverDirectory = coverDirectory
     }
 
     /// The entry for a library track; its identifier is the track's path in the library.
     func item(for track: Track) -> QueueItem {
-        QueueItem(identifier: track.id, url: track.url, info: track.nowPlayingInfo(artwork: artwork(track.artwork)))
+        QueueItem(identifier: track.id, url: track.url, info: track.nowPlayingInfo(artwork: artwork(for: track)))
     }
 
     /// For ``QueuePlayer/updateItems(_:)`` after a rescan: each queued library track's entry
@@ -145,40 +141,17 @@ final class QueueItems: Sendable {
         }
     }
 
-    private func artwork(_ artwork: TrackArtwork?) -> MediaItemArtwork? {
-        switch artwork {
-        case .file(let url): .url(url)
-        case .embedded(let sha256): coverFile(sha256: sha256).map { .url($0) }
-        case nil: nil
-        }
-    }
-
-    /// The URL of a track's cover for the media tree, without touching the disk: a folder
-    /// image, or an embedded cover once it has been written out (when the track played).
-    func knownCoverURL(for track: Track) -> URL? {
+    /// A track's cover as remotes get it: a folder image's URL, or an embedded cover read from
+    /// the index only when a remote shows it, into the one artwork store MPRIS and the tree
+    /// share (bounded, content-addressed).
+    func artwork(for track: Track) -> MediaItemArtwork? {
         switch track.artwork {
-        case .file(let url): url
-        case .embedded(let sha256): exportedCovers.withLock { $0[sha256] }
-        case nil: nil
+        case .file(let url): return .url(url)
+        case .embedded(let sha256):
+            let library = self.library
+            return .requested(identifier: sha256, load: ArtworkLoader { try? library.artworkData(for: .embedded(sha256: sha256)) })
+        case nil: return nil
         }
-    }
-
-    /// The file of an embedded cover, written on first use.
-    private func coverFile(sha256: String) -> URL? {
-        if let url = exportedCovers.withLock({ $0[sha256] }) { return url }
-        let path = coverDirectory + "/" + sha256
-        let url = URL(fileURLWithPath: path)
-        if !FileManager.default.fileExists(atPath: path) {
-            guard let data = try? library.artworkData(for: .embedded(sha256: sha256)) else { return nil }
-            do {
-                try makeDirectory(coverDirectory)
-                try data.write(to: url, options: .atomic)
-            } catch {
-                return nil
-            }
-        }
-        exportedCovers.withLock { $0[sha256] = url }
-        return url
     }
 }
 

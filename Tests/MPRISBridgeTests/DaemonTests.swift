@@ -165,3 +165,50 @@ import Testing
         }
     }
 }
+
+/// Covers embedded in tracks: read from the index only when a remote is shown them (the
+/// player's track, the track list, a listing), into the one artwork store MPRIS and the tree
+/// share.
+@Suite struct EmbeddedCoverTests {
+    /// An Ogg Vorbis file titled `title` whose front cover is `picture`, in a
+    /// `METADATA_BLOCK_PICTURE` comment written by vorbisenc.
+    static func generateOggWithCover(at path: String, title: String, picture: [UInt8]) async throws {
+        func word(_ value: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(value).bigEndian) { Array($0) } }
+        let mime = Array("image/png".utf8)
+        let block = word(3) + word(mime.count) + mime + word(0) + word(64) + word(64) + word(24) + word(0) + word(picture.count) + picture
+        let tags = "title=(string)\\\"\(title)\\\",artist=(string)Artist,album=(string)Zed,album-artist=(string)Artist,"
+            + "extended-comment=(string)\\\"METADATA_BLOCK_PICTURE=\(Data(block).base64EncodedString())\\\""
+        let arguments = [
+            "-q", "audiotestsrc", "num-buffers=120", "samplesperbuffer=4410", "!", "audio/x-raw,rate=44100,channels=2", "!",
+            "audioconvert", "!", "taginject", "tags=\"\(tags)\"", "!", "vorbisenc", "!", "oggmux", "!", "filesink", "location=\(path)",
+        ]
+        try await ChildProcess.run("gst-launch-1.0", arguments, timeout: .seconds(60)).check()
+    }
+
+    @Test func anEmbeddedCoverIsServedFromTheArtworkStoreOnceShown() async throws {
+        let library = try await GeneratedLibrary.make()
+        defer { library.remove() }
+        let picturePath = library.folder.path + "/cover.png"
+        try await TestMedia.generatePicture(size: 64, at: picturePath)
+        let picture = try [UInt8](Data(contentsOf: URL(fileURLWithPath: picturePath)))
+        // Last in album order ("Zed" after "Generated"): the queue starts on a track without one.
+        try FileManager.default.createDirectory(atPath: library.path + "/Artist/Zed", withIntermediateDirectories: true)
+        try await Self.generateOggWithCover(at: library.path + "/Artist/Zed/01 Pictured.ogg", title: "Pictured", picture: picture)
+        try await DaemonFixture.with(library: library) { daemon in
+            // The daemon writes covers into the shared store only; the track list shows the
+            // queue's first entries (this one among them) with their covers.
+            let artwork = daemon.cacheDirectory + "/artwork"
+            #expect(!FileManager.default.fileExists(atPath: daemon.cacheDirectory + "/covers"))
+
+            let lines = try await MediaTreeDaemonTests.headUnit(
+                daemon, ["play", MediaTreeDaemonTests.path("tracks", "track:Artist/Zed/01 Pictured.ogg")])
+            #expect(lines.first?.hasPrefix("played") == true, "\(lines)")
+            let artURL = try await daemon.playerctl("metadata", "mpris:artUrl")
+            let path = try #require(URL(string: artURL)).path(percentEncoded: false)
+            #expect(path.hasPrefix(artwork + "/") && path.hasSuffix(".png"), "\(artURL)")
+            #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == picture)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: artwork).filter { !$0.hasPrefix(".") }.count == 1)
+            #expect(!FileManager.default.fileExists(atPath: daemon.cacheDirectory + "/covers"))
+        }
+    }
+}

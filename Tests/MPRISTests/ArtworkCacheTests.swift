@@ -1,4 +1,5 @@
 import Digest
+import MediaRemote
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -6,6 +7,7 @@ import Foundation
 #endif
 import DBusTestSupport
 import Glibc
+import Synchronization
 import Testing
 
 @testable import MPRIS
@@ -85,6 +87,28 @@ import Testing
             #expect(fileStatus(url.path)?.st_ino == info.st_ino)
         }
         #expect(listing(root).count == 2)
+    }
+
+    /// Artwork read on request is read once: stored, it is found by its hash, by this
+    /// instance and by another sharing the directory, without being read again.
+    @Test func requestedArtworkIsReadOnceAndFoundByItsHashAfter() throws {
+        let image = png(3000)
+        let loads = Mutex(0)
+        let artwork = MediaItemArtwork.requested(
+            identifier: SHA256.hex(SHA256.hash(image)),
+            load: ArtworkLoader {
+                loads.withLock { $0 += 1 }
+                return image
+            })
+        let cache = ArtworkCache(directory: root)
+        let url = try #require(cache.url(for: artwork))
+        #expect(try readFile(url.path) == [UInt8](image))
+        #expect(cache.url(for: artwork) == url)
+        #expect(ArtworkCache(directory: root).url(for: artwork) == url)
+        #expect(loads.withLock { $0 } == 1)
+        // Nothing to read, nothing shown; an identifier that is not a hash is read each time.
+        #expect(cache.url(for: .requested(identifier: "gone", load: ArtworkLoader { nil })) == nil)
+        #expect(cache.url(for: .requested(identifier: "album-7", load: ArtworkLoader { image })) == url)
     }
 
     @Test(arguments: [
