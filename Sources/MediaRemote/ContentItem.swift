@@ -11,7 +11,7 @@
 /// A value: the ``PlayableContentManager`` keeps the items the data source
 /// gave it and serves listings from them, so changing an item means giving the
 /// manager a new one (see ``PlayableContentManager/endUpdates()``).
-public struct ContentItem: Sendable, Equatable, Identifiable {
+public struct ContentItem: Sendable, Hashable, Identifiable {
     /// Stable and unique among its siblings; any characters. Remotes address
     /// the item by the identifiers on its way from the root, so keep them
     /// stable across reloads.
@@ -82,7 +82,7 @@ public struct ContentItem: Sendable, Equatable, Identifiable {
 
 /// The media details of a playable item, for remotes that stream or tag it
 /// (a MediaServer2 consumer such as Rygel). Every field is optional.
-public struct ContentMedia: Sendable, Equatable {
+public struct ContentMedia: Sendable, Hashable {
     /// Where the media is (`file:` or `http(s):`).
     public var url: URL?
     /// The MIME type of the stream (`audio/ogg`).

@@ -31,6 +31,8 @@ struct ContentTree {
         var isComplete = false
         /// A listing was answered from an incomplete read, so an `Updated` is owed when loading ends.
         var owesUpdate = false
+        /// When a remote last reached this node or a node below it (``touch(_:)``).
+        var lastUse: UInt64 = 0
     }
 
     /// What the data source said about one container's children.
@@ -45,6 +47,11 @@ struct ContentTree {
 
     private(set) var nodes: [Node?] = [Node(item: nil, key: "", parent: nil, sourceIndex: 0, depth: 0)]
     private var freeIDs: [Int] = []
+    /// Nodes in the tree: the root and every row read.
+    private(set) var liveCount = 1
+    private var useClock: UInt64 = 0
+    /// The stamp of the last ``touch(_:)``: the nodes on the way to what was reached last.
+    var latestUse: UInt64 { useClock }
 
     subscript(id: Int) -> Node {
         get { nodes[id]! }
@@ -64,6 +71,55 @@ struct ContentTree {
             remaining -= 1
         }
         return (id, id, 0)
+    }
+
+    /// Marks `id` and the nodes above it as used now: a parent is never less recently used
+    /// than its children, so forgetting the least recently used forgets leaves first.
+    mutating func touch(_ id: Int) {
+        useClock += 1
+        var current: Int? = id
+        while let node = current, exists(node) {
+            self[node].lastUse = useClock
+            current = self[node].parent
+        }
+    }
+
+    /// The keys the rows `items` get among siblings: the identifier, with a suffix from the
+    /// second occurrence of a repeated one (and for the loading row's key).
+    static func keys(of items: some Sequence<ContentItem>) -> [String] {
+        var taken = Set<String>()
+        var keys: [String] = []
+        for item in items {
+            var key = item.identifier
+            if taken.contains(key) || key == loadingKey {
+                var suffix = 2
+                while taken.contains(item.identifier + "\u{0}\(suffix)") { suffix += 1 }
+                key = item.identifier + "\u{0}\(suffix)"
+            }
+            taken.insert(key)
+            keys.append(key)
+        }
+        return keys
+    }
+
+    /// What a container's rows hash to: their keys and items in order, and whether they show
+    /// playback progress. Equal for a container read now and as it was cached, if unchanged.
+    static func fingerprint(keys: [String], items: some Sequence<ContentItem>, displaysProgress: Bool) -> Int {
+        var hasher = Hasher()
+        hasher.combine(displaysProgress)
+        for (key, item) in zip(keys, items) {
+            hasher.combine(key)
+            hasher.combine(item)
+        }
+        return hasher.finalize()
+    }
+
+    /// The fingerprint of the rows cached for container `id`.
+    func fingerprint(of id: Int) -> Int {
+        let children = self[id].children ?? []
+        return Self.fingerprint(
+            keys: children.map { self[$0].key }, items: children.map { self[$0].item! },
+            displaysProgress: self[id].displaysProgress)
     }
 
     func path(of id: Int) -> [String] {
@@ -109,10 +165,10 @@ struct ContentTree {
         return informative + children.filter { self[$0].item?.isInformative != true }
     }
 
-    /// Every container read so far, parents before their children.
-    func readContainers() -> [Int] {
+    /// Every container read so far at or below `top`, parents before their children.
+    func readContainers(from top: Int = rootID) -> [Int] {
         var order: [Int] = []
-        var stack = [Self.rootID]
+        var stack = [top]
         while let id = stack.popLast() {
             guard let children = self[id].children else { continue }
             order.append(id)
@@ -137,13 +193,9 @@ struct ContentTree {
         var containers = 0
         var rowsChanged = old.children == nil || old.displaysProgress != read.displaysProgress
         let depth = old.depth + 1
+        let keys = Self.keys(of: read.items.lazy.map(\.item))
         for (position, entry) in read.items.enumerated() {
-            var key = entry.item.identifier
-            if byKey[key] != nil || key == Self.loadingKey {
-                var suffix = 2
-                while byKey[entry.item.identifier + "\u{0}\(suffix)"] != nil { suffix += 1 }
-                key = entry.item.identifier + "\u{0}\(suffix)"
-            }
+            let key = keys[position]
             let childID: Int
             if let existing = old.childByKey[key], exists(existing) {
                 childID = existing
@@ -204,10 +256,12 @@ struct ContentTree {
             stack.append(contentsOf: node.children ?? [])
             nodes[current] = nil
             freeIDs.append(current)
+            liveCount -= 1
         }
     }
 
     private mutating func allocate(_ node: Node) -> Int {
+        liveCount += 1
         if let id = freeIDs.popLast() {
             nodes[id] = node
             return id

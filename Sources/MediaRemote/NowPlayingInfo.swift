@@ -144,7 +144,7 @@ public enum PlaybackState: Sendable, Hashable, CaseIterable {
 }
 
 /// An item's cover art: image bytes the app has, or a URL where an image is.
-public enum MediaItemArtwork: Sendable, Equatable {
+public enum MediaItemArtwork: Sendable, Hashable {
     /// An encoded image (JPEG, PNG, GIF, WebP, BMP).
     case imageData(Data)
     /// A URL of an image (`file:` or `http(s):`).
@@ -158,7 +158,7 @@ public enum MediaItemArtwork: Sendable, Equatable {
 
 /// Reads an image's bytes when asked; `nil` when it cannot (the file is gone, say). Two loaders
 /// are equal: artwork is told apart by its identifier.
-public struct ArtworkLoader: Sendable, Equatable {
+public struct ArtworkLoader: Sendable, Hashable {
     private let body: @Sendable () -> Data?
 
     public init(_ body: @escaping @Sendable () -> Data?) { self.body = body }
@@ -167,4 +167,5 @@ public struct ArtworkLoader: Sendable, Equatable {
     public func load() -> Data? { body() }
 
     public static func == (lhs: ArtworkLoader, rhs: ArtworkLoader) -> Bool { true }
+    public func hash(into hasher: inout Hasher) {}
 }

@@ -16,9 +16,11 @@ import Synchronization
 /// content.endUpdates()     // remotes hear once per changed container
 /// ```
 ///
-/// The manager keeps its own copy of every container it has read, so
+/// The manager keeps its own copy of the containers it has read, so
 /// listings are answered from memory and the data source is asked once per
 /// container (and again only after ``reloadData()`` or a batch of updates).
+/// The copy is bounded (``maximumCachedRows``): the containers remotes reached
+/// least recently are forgotten and read again when listed.
 ///
 /// **Paths.** Remotes address a node by its *path*: the keys of the nodes on
 /// the way from the root. A key is the item's identifier; a repeated
@@ -57,6 +59,9 @@ public final class PlayableContentManager: Sendable {
         var observers: [Int: @Sendable (ContentChange) -> Void] = [:]
         var nextObserver = 0
         var loadingDeadline: Duration
+        /// Containers forgotten to keep the copy bounded, by path, with the fingerprint of the
+        /// rows they had: a batch of updates reads them again to tell whether they changed.
+        var forgotten: [[String]: Int] = [:]
     }
 
     /// A container being loaded, and the listings waiting for it.
@@ -66,13 +71,24 @@ public final class PlayableContentManager: Sendable {
 
     private let state: Mutex<State>
 
-    /// Creates a manager. `loadingDeadline` is the longest a listing waits for a slow data source.
+    /// The most rows the manager keeps in its copy. Past it, the containers remotes reached
+    /// least recently are forgotten (never the one being listed, nor one still loading); a
+    /// remote listing one again is answered by reading it from the data source again, and a
+    /// batch of updates still tells remotes when one of them changed.
+    public let maximumCachedRows: Int
+
+    /// Creates a manager. `loadingDeadline` is the longest a listing waits for a slow data
+    /// source; `maximumCachedRows` bounds the copy (see ``maximumCachedRows``).
     public init(
         dataSource: (any PlayableContentDataSource)? = nil, delegate: (any PlayableContentDelegate)? = nil,
-        loadingDeadline: Duration = .milliseconds(500)
+        loadingDeadline: Duration = .milliseconds(500), maximumCachedRows: Int = 20_000
     ) {
+        self.maximumCachedRows = max(maximumCachedRows, 1)
         state = Mutex(State(dataSource: dataSource, delegate: delegate, loadingDeadline: loadingDeadline))
     }
+
+    /// The rows in the manager's copy now.
+    public var cachedRowCount: Int { state.withLock { $0.tree.liveCount - 1 } }
 
     // MARK: Configuration
 
@@ -84,6 +100,7 @@ public final class PlayableContentManager: Sendable {
             state.withLock { state in
                 state.dataSource = newValue
                 state.tree.remove(childrenOf: ContentTree.rootID)
+                state.forgotten = [:]
             }
             announce([[]])
         }
@@ -235,11 +252,14 @@ public final class PlayableContentManager: Sendable {
                 changed += merged.changed
                 queue += merged.readChildren
             }
+            if let dataSource = state.withLock({ $0.dataSource }) { changed += changedForgottenContainers(dataSource) }
+            forgetLeastRecentlyUsed()
             announce(Self.unique(changed))
         }
     }
 
     private func rereadAll() -> [[String]] {
+        defer { forgetLeastRecentlyUsed() }
         guard let dataSource = state.withLock({ $0.dataSource }) else { return [] }
         var changed: [[String]] = []
         var queue = state.withLock { state in [ContentTree.rootID].filter { state.tree[$0].children != nil } }
@@ -252,7 +272,98 @@ public final class PlayableContentManager: Sendable {
             changed += merged.changed
             queue += merged.readChildren
         }
+        return changed + changedForgottenContainers(dataSource)
+    }
+
+    // MARK: Keeping the copy bounded
+
+    /// Forgets the least recently reached containers while the copy holds more than
+    /// ``maximumCachedRows`` rows, down to three quarters of it, keeping each one's fingerprint.
+    private func forgetLeastRecentlyUsed() {
+        let limit = maximumCachedRows
+        state.withLock { state in
+            guard state.tree.liveCount - 1 > limit else { return }
+            let target = limit - limit / 4
+            let latest = state.tree.latestUse
+            let candidates = state.tree.readContainers().filter { id in
+                let node = state.tree[id]
+                // Not the root, nor what the last call reached, nor a container still loading.
+                return id != ContentTree.rootID && node.lastUse != latest && node.isComplete && !node.owesUpdate
+                    && state.loads[id] == nil
+            }.sorted { state.tree[$0].lastUse < state.tree[$1].lastUse }
+            for id in candidates {
+                guard state.tree.liveCount - 1 > target else { break }
+                guard state.tree.exists(id), state.tree[id].children != nil else { continue }
+                for container in state.tree.readContainers(from: id) {
+                    state.forgotten[state.tree.path(of: container)] = state.tree.fingerprint(of: container)
+                }
+                state.tree.remove(childrenOf: id)
+            }
+        }
+    }
+
+    /// The forgotten containers whose rows differ from when they were forgotten (or that are
+    /// gone), read from the data source as they are now; their fingerprints are brought up to
+    /// date. A container read into the copy again since is left to the copy.
+    private func changedForgottenContainers(_ dataSource: any PlayableContentDataSource) -> [[String]] {
+        let forgotten = state.withLock { $0.forgotten }
+        guard !forgotten.isEmpty else { return [] }
+        // Reads of containers on the way, shared within this pass.
+        var reads: [IndexPath: ContentTree.ContainerRead] = [:]
+        var changed: [[String]] = []
+        for (path, fingerprint) in forgotten {
+            let cachedAgain = state.withLock { state in
+                state.tree.resolve(path).found.map { state.tree[$0].children != nil } ?? false
+            }
+            if cachedAgain {
+                state.withLock { _ = $0.forgotten.removeValue(forKey: path) }
+                continue
+            }
+            guard let indexPath = indexPath(ofForgotten: path, in: dataSource, reads: &reads) else {
+                changed.append(path)
+                state.withLock { _ = $0.forgotten.removeValue(forKey: path) }
+                continue
+            }
+            let read = reads[indexPath] ?? Self.read(dataSource, at: indexPath)
+            let now = ContentTree.fingerprint(
+                keys: ContentTree.keys(of: read.items.lazy.map(\.item)), items: read.items.lazy.map(\.item),
+                displaysProgress: read.displaysProgress)
+            if now != fingerprint {
+                changed.append(path)
+                state.withLock { $0.forgotten[path] = now }
+            }
+        }
         return changed
+    }
+
+    /// Where the data source has the container at `path` now: through the copy as far as it
+    /// is read, then through reads of the data source; `nil` when a key is not there any more.
+    private func indexPath(
+        ofForgotten path: [String], in dataSource: any PlayableContentDataSource,
+        reads: inout [IndexPath: ContentTree.ContainerRead]
+    ) -> IndexPath? {
+        var cached: Int? = ContentTree.rootID
+        var indexPath = IndexPath()
+        for key in path {
+            if let current = cached {
+                let step = state.withLock { state -> (isRead: Bool, child: Int?) in
+                    guard state.tree.exists(current), state.tree[current].children != nil else { return (false, nil) }
+                    return (true, state.tree[current].childByKey[key])
+                }
+                if step.isRead {
+                    guard let child = step.child else { return nil }
+                    cached = child
+                    indexPath = state.withLock { $0.tree.indexPath(of: child) }
+                    continue
+                }
+                cached = nil
+            }
+            let read = reads[indexPath] ?? Self.read(dataSource, at: indexPath)
+            reads[indexPath] = read
+            guard let position = ContentTree.keys(of: read.items.lazy.map(\.item)).firstIndex(of: key) else { return nil }
+            indexPath = indexPath.appending(read.items[position].sourceIndex)
+        }
+        return indexPath
     }
 
     /// Merges what the data source said about container `id` (complete if
@@ -327,6 +438,7 @@ public final class PlayableContentManager: Sendable {
             }
             for waiter in waiters { waiter.resume(returning: true) }
             announce(changed)
+            forgetLeastRecentlyUsed()
         }
     }
 
@@ -357,7 +469,10 @@ public final class PlayableContentManager: Sendable {
     private func resolve(_ path: [String]) throws(ContentError) -> Int {
         while true {
             let (found, deepest, remaining) = state.withLock { $0.tree.resolve(path) }
-            if let found { return found }
+            if let found {
+                state.withLock { $0.tree.touch(found) }
+                return found
+            }
             let isContainer = state.withLock { state in
                 deepest == ContentTree.rootID || state.tree[deepest].item?.isContainer == true
             }
@@ -474,6 +589,7 @@ public final class PlayableContentManager: Sendable {
         }
         var hinted = listing
         hinted.entries = withCountHints(listing.entries)
+        forgetLeastRecentlyUsed()
         return hinted
     }
 
@@ -494,6 +610,7 @@ public final class PlayableContentManager: Sendable {
         for indexPath in found where entries.count < wanted {
             if let entry = entry(atIndexPath: indexPath) { entries.append(entry) }
         }
+        forgetLeastRecentlyUsed()
         return Array(entries.dropFirst(max(offset, 0)))
     }
 
@@ -514,6 +631,7 @@ public final class PlayableContentManager: Sendable {
             guard let child = state.withLock({ $0.tree.child(of: id, atSourceIndex: index) }) else { return nil }
             id = child
         }
+        state.withLock { $0.tree.touch(id) }
         return withCountHints([state.withLock { state in Self.entry(for: id, in: state) }])[0]
     }
 

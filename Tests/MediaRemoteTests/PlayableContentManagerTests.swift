@@ -120,6 +120,49 @@ func track(_ identifier: String) -> ContentItem { ContentItem(identifier: identi
         #expect(heard.withLock { $0.count } == 1)
     }
 
+    /// The copy keeps at most `maximumCachedRows` rows: the containers reached least recently
+    /// are forgotten, a listing reads one again, and a batch of updates still tells remotes
+    /// which forgotten container changed, and only that one.
+    @Test func theCopyIsBoundedAndForgottenContainersStillReportTheirChanges() async throws {
+        let tabs = (0..<20).map { tab in (container("t\(tab)"), (0..<10).map { track("t\(tab)-\($0)") }) }
+        let source = CountingSource(tabs)
+        let manager = PlayableContentManager(dataSource: source, maximumCachedRows: 50)
+        for tab in 0..<20 {
+            let rows = try await manager.listChildren(of: ["t\(tab)"], prefetch: false)
+            #expect(rows.entries.count == 10)
+            // 20 tabs and the listed tab's 10 rows at least; never much past the bound.
+            #expect(manager.cachedRowCount <= 50, "\(manager.cachedRowCount) rows after tab \(tab)")
+        }
+        #expect(manager.cachedRowCount >= 30)
+        // A forgotten tab is read again when listed, with the same rows.
+        let itemsBefore = source.calls.items
+        #expect(try await manager.listChildren(of: ["t0"]).entries.map(\.item.identifier) == (0..<10).map { "t0-\($0)" })
+        #expect(source.calls.items > itemsBefore)
+
+        let heard = Mutex<[ContentChange]>([])
+        let observation = manager.observe { change in heard.withLock { $0.append(change) } }
+        defer { observation.cancel() }
+        // t1 was forgotten long ago; t5's rows are unchanged; t19 is in the copy.
+        manager.beginUpdates()
+        source.change { tabs in
+            tabs[1].1[3].title = "Renamed"
+            tabs[19].1.removeLast()
+        }
+        manager.endUpdates()
+        let updated = heard.withLock { $0 }
+        guard case .containersUpdated(let paths) = updated.first else {
+            Issue.record("heard \(updated)")
+            return
+        }
+        #expect(updated.count == 1)
+        #expect(Set(paths) == [["t1"], ["t19"]])
+        #expect(try await manager.listChildren(of: ["t1"]).entries[3].item.title == "Renamed")
+        // Nothing changed since: nothing heard, forgotten or not.
+        manager.beginUpdates()
+        manager.endUpdates()
+        #expect(heard.withLock { $0.count } == 1)
+    }
+
     @Test func reloadDataLoadsAgainAndReportsWhatChanged() async throws {
         let source = Self.source()
         let manager = PlayableContentManager(dataSource: source)
