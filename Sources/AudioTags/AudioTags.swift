@@ -128,7 +128,7 @@ public enum AudioTags {
         case CTAGLIB_NO_AUDIO: throw .noAudio(path: path)
         default: throw .unknownFormat(path: path)
         }
-        let mimeType = String(cString: mime)
+        let mimeType = String(decoding: mime.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return AudioFileTags(
             duration: audio.length_ms > 0 ? .milliseconds(audio.length_ms) : nil,
             bitrate: audio.bitrate_kbps > 0 ? Int(audio.bitrate_kbps) * 1000 : nil,
