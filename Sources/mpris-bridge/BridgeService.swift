@@ -122,6 +122,9 @@ struct BridgeService: Service {
             tree.withLock { $0 }?.update(
                 tracks: tracks, playlists: (try? library.playlists()) ?? [], folder: settings.library)
             logger.info("the media tree shows the scan's \(tracks.count) tracks")
+            // The tree and the queue were built anew beside the old ones: give back what the old
+            // ones held rather than keep it while idle.
+            _ = malloc_trim(0)
         }
         let published = try await publishTree(
             content, tracks: tracks, library: library, items: items, player: player, nowPlaying: nowPlaying,

@@ -121,6 +121,9 @@ private final class Writes: Sendable {
                     sequence: sequence, currentIdentifier: snapshot.currentIdentifier,
                     positionMilliseconds: snapshot.positionMilliseconds)
                 try Self.replaceFile(at: resumePath, with: encoder.encode(resume))
+                // Equal but for the place: keep the player's copy, which later snapshots share,
+                // so the next comparison is of one array with itself, not entry by entry.
+                written.withLock { $0.state = snapshot }
             } else {
                 try Self.replaceFile(at: path, with: encoder.encode(SavedState(snapshot: snapshot, sequence: sequence)))
                 written.withLock { $0.state = snapshot }
