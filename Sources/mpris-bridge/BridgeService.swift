@@ -135,15 +135,7 @@ struct BridgeService: Service {
         _ = malloc_trim(0)
         logger.info("ready: \(queued) entries queued")
         let scan = Task { [settings] in
-            if scansAtStart {
-                do {
-                    try await refresh.rescan()
-                } catch is CancellationError {
-                    return
-                } catch {
-                    logger.error("\(error)")
-                }
-            }
+            if scansAtStart, await !rescan(refresh) { return }
             // Then the folder is followed: what is added, changed, moved or removed shows.
             if settings.watchesLibrary && !library.isReadOnly { await watchLibrary(refresh: refresh) }
         }
@@ -206,14 +198,20 @@ struct BridgeService: Service {
         }
         logger.info("following changes in \(settings.library)")
         for await _ in watch.changes() {
-            do {
-                try await refresh.rescan()
-            } catch is CancellationError {
-                return
-            } catch {
-                logger.error("\(error)")
-            }
+            guard await rescan(refresh) else { return }
         }
+    }
+
+    /// Rescans, logging a failure; false once the daemon is stopping.
+    private func rescan(_ refresh: LibraryRefresh) async -> Bool {
+        do {
+            try await refresh.rescan()
+        } catch is CancellationError {
+            return false
+        } catch {
+            logger.error("\(error)")
+        }
+        return true
     }
 
     /// A first start (or an emptied queue): queue the whole library, stopped at its first track.
