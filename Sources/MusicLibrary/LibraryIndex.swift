@@ -268,11 +268,20 @@ final class LibraryIndex {
 
     /// Replaces what a walk found about folders: their cover images and the folders that could
     /// not be listed. Deletes pictures no track uses any more.
-    func finishScan(folderArt: [String: String], walkFailures: [ScanFailure]) throws {
+    /// Returns whether the folder art changed.
+    @discardableResult
+    func finishScan(folderArt: [String: String], walkFailures: [ScanFailure]) throws -> Bool {
+        var known: [String: String] = [:]
+        try database.forEachRow("SELECT folder, file FROM folder_art") { row throws(SQLiteError) in
+            if let folder = row.text(0), let file = row.text(1) { known[folder] = file }
+        }
+        let artChanged = known != folderArt
         try database.transaction {
-            try database.run("DELETE FROM folder_art")
-            for (folder, file) in folderArt {
-                try database.run("INSERT INTO folder_art (folder, file) VALUES (?, ?)", .text(folder), .text(file))
+            if artChanged {
+                try database.run("DELETE FROM folder_art")
+                for (folder, file) in folderArt {
+                    try database.run("INSERT INTO folder_art (folder, file) VALUES (?, ?)", .text(folder), .text(file))
+                }
             }
             try database.run("DELETE FROM failures WHERE kind = 'walk'")
             for failure in walkFailures {
@@ -286,6 +295,25 @@ final class LibraryIndex {
                     (SELECT embedded_art FROM tracks WHERE embedded_art IS NOT NULL)
                 """)
         }
+        return artChanged
+    }
+
+    /// A number that grows each time a scan changes what the library shows (tracks, playlists,
+    /// folder art); 0 for an index that never changed.
+    func contentRevision() throws(SQLiteError) -> Int {
+        var value = 0
+        try database.forEachRow("SELECT value FROM settings WHERE key = 'content_revision'") { row throws(SQLiteError) in
+            value = row.text(0).flatMap { Int($0) } ?? 0
+        }
+        return value
+    }
+
+    func bumpContentRevision() throws(SQLiteError) {
+        try database.run(
+            """
+            INSERT INTO settings (key, value) VALUES ('content_revision', '1')
+                ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1
+            """)
     }
 
     // MARK: Queries

@@ -95,7 +95,10 @@ extension MusicLibrary {
             reporter.report(currentPath: file.path)
         }
         let (folderArt, walkFailures) = (walk.folderArt, walk.failures)
-        try write { try $0.finishScan(folderArt: folderArt, walkFailures: walkFailures) }
+        let artChanged = try write { try $0.finishScan(folderArt: folderArt, walkFailures: walkFailures) }
+        if artChanged || !vanished.isEmpty || !audioToRead.isEmpty || !playlistsToRead.isEmpty {
+            try write { try $0.bumpContentRevision() }
+        }
         reporter.report(currentPath: "", force: true)
 
         summary.failures = try write { try $0.failures() }

@@ -175,6 +175,13 @@ public final class MusicLibrary: Sendable {
         get throws { try read { try $0.trackCount() } }
     }
 
+    /// A number that grows each time a scan (in this process or another) changes what the
+    /// library shows: its tracks, playlists or folder art. Equal before and after a scan when
+    /// the scan found nothing to change.
+    public var contentRevision: Int {
+        get throws { try read { try $0.contentRevision() } }
+    }
+
     private func read<Result: Sendable>(_ body: (LibraryIndex) throws -> Result) throws -> Result {
         do {
             return try reader.withLock { index in try body(index) }

@@ -105,6 +105,9 @@ struct BridgeService: Service {
             logger.info("restored a queue of \(count) entries")
         }
         await player.observeChanges { store.save($0) }
+        // The index's content revision the tree and the queue were built from (read before the
+        // tracks, so a scan in between is not missed).
+        let shownRevision = Mutex(try? library.contentRevision)
         let tracks = (try? library.tracks()) ?? []
         if await player.itemCount == 0 { await fillQueue(player, with: tracks, items: items) }
         // A rescan in a child process, then the tree, the playlists and the queue's entries
@@ -113,6 +116,16 @@ struct BridgeService: Service {
         let refresh = LibraryRefresh { [settings, logger, scanArguments] in
             guard !library.isReadOnly else { throw ReadOnlyIndex(path: settings.indexPath) }
             try await ScanProcess(arguments: scanArguments).run()
+            // Nothing changed since the tree was built (by this scan or another, such as
+            // `mpris-bridge scan` in a terminal): the tree, the playlists and the queue stay as
+            // they are, rather than being built again from 50,000 equal tracks.
+            let revision = try? library.contentRevision
+            if let revision, revision == shownRevision.withLock({ $0 }), tree.withLock({ $0 }) != nil {
+                let count = (try? library.trackCount) ?? 0
+                logger.info("the media tree shows the scan's \(count) tracks (the scan found nothing new)")
+                return
+            }
+            shownRevision.withLock { $0 = revision }
             let tracks = try library.tracks()
             if await player.itemCount == 0 {
                 await fillQueue(player, with: tracks, items: items)

@@ -53,7 +53,9 @@ struct MediaServer {
         try await engine.seek(to: .milliseconds(1000))
         let position = try #require(engine.position)
         let sinceSeek = ContinuousClock.now - seekRequested
-        #expect(position >= .seconds(1) && position <= .seconds(1) + sinceSeek, "at \(position)")
+        #expect(
+            position >= .seconds(1) && position <= .seconds(1) + sinceSeek,
+            "at \(position), \(sinceSeek) after the seek was asked; events \(log.events)")
         try await log.first { $0.isEndOfStream }
         #expect(log.events.contains { if case .buffering = $0 { true } else { false } })
         #expect(!log.events.contains { $0.isError })

@@ -90,7 +90,9 @@ import Testing
             let scan = try await DaemonFixture.scan(library)
             #expect(scan.succeeded, "\(scan)")
             let daemon = try await DaemonFixture.start(on: bus, library: library, arguments: ["--no-watch"])
-            _ = try await daemon.process.waitForLine(timeout: .seconds(30)) { $0.contains("the media tree shows the scan's") }
+            // Scanned just before: the start's rescan changes nothing, and nothing is rebuilt.
+            let started = try await daemon.process.waitForLine(timeout: .seconds(30)) { $0.contains("the media tree shows the scan's") }
+            #expect(started.hasSuffix("the media tree shows the scan's 3 tracks (the scan found nothing new)"), "\(started)")
             #expect(rename(try await Self.makeIncoming(daemon, title: "By Rescan"), library.path + "/by-rescan.ogg") == 0)
             let rescanned = try await Tree.headUnit(daemon, ["rescan"], ["list", Tree.path("tracks"), "0", "0"])
             #expect(rescanned[0].hasPrefix("rescanned in"), "\(rescanned)")

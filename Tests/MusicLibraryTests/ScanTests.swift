@@ -232,6 +232,31 @@ import Testing
         #expect(tracks[1].duration?.isClose(toSeconds: 1) == true, "\(String(describing: tracks[1].duration))")
     }
 
+    /// The content revision grows when a scan changes what the library shows, and only then.
+    @Test func theContentRevisionMovesOnlyWhenAScanChangesSomething() async throws {
+        let folder = try LibraryFolder("revision")
+        defer { folder.remove() }
+        try await folder.generate(.ogg, "a/one.ogg", tags: TestMedia.Tags(title: "One"))
+        let library = try folder.open()
+        #expect(try library.contentRevision == 0)
+        _ = try await library.scan()
+        let first = try library.contentRevision
+        #expect(first > 0)
+        _ = try await library.scan()
+        #expect(try library.contentRevision == first)
+
+        try await folder.generatePicture("a/cover.png")
+        _ = try await library.scan()
+        let withCover = try library.contentRevision
+        #expect(withCover > first)
+        folder.delete("a/one.ogg")
+        _ = try await library.scan()
+        #expect(try library.contentRevision > withCover)
+        let afterRemoval = try library.contentRevision
+        _ = try await library.scan()
+        #expect(try library.contentRevision == afterRemoval)
+    }
+
     @Test func aMissingRootIsAnErrorThatKeepsTheIndex() async throws {
         let folder = try LibraryFolder("missing-root")
         defer { folder.remove() }
