@@ -62,6 +62,9 @@ public final class PlayableContentManager: Sendable {
         /// Containers forgotten to keep the copy bounded, by path, with the fingerprint of the
         /// rows they had: a batch of updates reads them again to tell whether they changed.
         var forgotten: [[String]: Int] = [:]
+        /// The copy's size after the last pass that could forget nothing more: no pass runs
+        /// again until the copy grows past it.
+        var floorAfterForgetting = 0
     }
 
     /// A container being loaded, and the listings waiting for it.
@@ -74,14 +77,16 @@ public final class PlayableContentManager: Sendable {
     /// The most rows the manager keeps in its copy. Past it, the containers remotes reached
     /// least recently are forgotten (never the one being listed, nor one still loading); a
     /// remote listing one again is answered by reading it from the data source again, and a
-    /// batch of updates still tells remotes when one of them changed.
+    /// batch of updates still tells remotes when one of them changed. A container of more than
+    /// half this many rows stays once read: read again whole on every return to it, it would
+    /// cost more than it frees.
     public let maximumCachedRows: Int
 
     /// Creates a manager. `loadingDeadline` is the longest a listing waits for a slow data
     /// source; `maximumCachedRows` bounds the copy (see ``maximumCachedRows``).
     public init(
         dataSource: (any PlayableContentDataSource)? = nil, delegate: (any PlayableContentDelegate)? = nil,
-        loadingDeadline: Duration = .milliseconds(500), maximumCachedRows: Int = 20_000
+        loadingDeadline: Duration = .milliseconds(500), maximumCachedRows: Int = 60_000
     ) {
         self.maximumCachedRows = max(maximumCachedRows, 1)
         state = Mutex(State(dataSource: dataSource, delegate: delegate, loadingDeadline: loadingDeadline))
@@ -282,14 +287,15 @@ public final class PlayableContentManager: Sendable {
     private func forgetLeastRecentlyUsed() {
         let limit = maximumCachedRows
         state.withLock { state in
-            guard state.tree.liveCount - 1 > limit else { return }
+            guard state.tree.liveCount - 1 > limit, state.tree.liveCount > state.floorAfterForgetting else { return }
             let target = limit - limit / 4
             let latest = state.tree.latestUse
             let candidates = state.tree.readContainers().filter { id in
                 let node = state.tree[id]
-                // Not the root, nor what the last call reached, nor a container still loading.
+                // Not the root, nor what the last call reached, nor a container still loading,
+                // nor one too large to read again on every return to it.
                 return id != ContentTree.rootID && node.lastUse != latest && node.isComplete && !node.owesUpdate
-                    && state.loads[id] == nil
+                    && state.loads[id] == nil && (node.children?.count ?? 0) <= limit / 2
             }.sorted { state.tree[$0].lastUse < state.tree[$1].lastUse }
             for id in candidates {
                 guard state.tree.liveCount - 1 > target else { break }
@@ -299,6 +305,7 @@ public final class PlayableContentManager: Sendable {
                 }
                 state.tree.remove(childrenOf: id)
             }
+            state.floorAfterForgetting = state.tree.liveCount - 1 > target ? state.tree.liveCount : 0
         }
     }
 

@@ -163,6 +163,20 @@ func track(_ identifier: String) -> ContentItem { ContentItem(identifier: identi
         #expect(heard.withLock { $0.count } == 1)
     }
 
+    /// A container of more than half the bound stays once read: forgotten, it would be read
+    /// whole again on every return to it.
+    @Test func aContainerLargerThanHalfTheBoundStays() async throws {
+        let tabs = [(container("big"), (0..<30).map { track("big-\($0)") })]
+            + (0..<10).map { tab in (container("t\(tab)"), (0..<10).map { track("t\(tab)-\($0)") }) }
+        let source = CountingSource(tabs)
+        let manager = PlayableContentManager(dataSource: source, maximumCachedRows: 50)
+        _ = try await manager.listChildren(of: ["big"], prefetch: false)
+        for tab in 0..<10 { _ = try await manager.listChildren(of: ["t\(tab)"], prefetch: false) }
+        let itemsBefore = source.calls.items
+        #expect(try await manager.listChildren(of: ["big"], prefetch: false).totalCount == 30)
+        #expect(source.calls.items == itemsBefore, "the big tab was read again")
+    }
+
     @Test func reloadDataLoadsAgainAndReportsWhatChanged() async throws {
         let source = Self.source()
         let manager = PlayableContentManager(dataSource: source)
