@@ -138,6 +138,9 @@ public actor QueuePlayer {
     /// ended that wait.
     private var isStarting = false
     private var startSuperseded = false
+    /// Commands that supersede starts (pause, stop, next, …) that arrived and have not had
+    /// their turn yet.
+    private var supersedingCommandsQueued = 0
     /// The end of the chain of sequenced operations.
     private var tail: Task<Void, Never>?
     /// Removes each target added by ``start()``.
@@ -245,14 +248,25 @@ public actor QueuePlayer {
     ) -> @Sendable () -> Void {
         let target = command.addTarget { [weak self] event in
             guard let self else { return .noActionableNowPlayingItem }
-            if supersedesStart(event) { await self.supersedeWaitingStart() }
-            return await self.sequenced { await body($0, event) }
+            guard supersedesStart(event) else { return await self.sequenced { await body($0, event) } }
+            await self.supersedeStarts()
+            return await self.sequenced { player in
+                player.supersedingCommandsQueued -= 1
+                return await body(player, event)
+            }
         }
         return { command.removeTarget(target) }
     }
 
-    /// Ends a start of playback that still waits on the engine: it fails as superseded, and
-    /// the player stays on its item, stopped, for the command that superseded it.
+    /// A command that supersedes starts arrived: it ends a start of playback still waiting on
+    /// the engine (which fails as superseded, the player staying on its item, stopped), and
+    /// any start that begins before the command's own turn gives way at once. Both matter: a
+    /// command can arrive while the start it must end is still queued, not yet running.
+    private func supersedeStarts() async {
+        supersedingCommandsQueued += 1
+        await supersedeWaitingStart()
+    }
+
     private func supersedeWaitingStart() async {
         guard isStarting, !startSuperseded else { return }
         startSuperseded = true
@@ -292,8 +306,9 @@ public actor QueuePlayer {
     public func replaceQueue(with items: [QueueItem], startingAt index: Int = 0, play: Bool)
         async -> RemoteCommandHandlerStatus
     {
-        await supersedeWaitingStart()
+        await supersedeStarts()
         return await sequenced { player in
+            player.supersedingCommandsQueued -= 1
             await player.unload()
             player.queue.replace(with: Array(items.prefix(player.configuration.maximumQueueLength)), currentIndex: index)
             player.queueChanged()
@@ -573,7 +588,8 @@ public actor QueuePlayer {
     /// stops where it is and answers ``RemoteCommandHandlerStatus/deviceNotFound``.
     private func startPlayback(resumingAt start: Duration) async -> RemoteCommandHandlerStatus {
         isStarting = true
-        startSuperseded = false
+        // A command queued behind this one takes over what plays: do not wait on the engine first.
+        startSuperseded = supersedingCommandsQueued > 0
         defer {
             isStarting = false
             startSuperseded = false
