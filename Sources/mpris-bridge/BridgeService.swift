@@ -120,7 +120,10 @@ struct BridgeService: Service {
             // `mpris-bridge scan` in a terminal): the tree, the playlists and the queue stay as
             // they are, rather than being built again from 50,000 equal tracks.
             let revision = try? library.contentRevision
-            if let revision, revision == shownRevision.withLock({ $0 }), tree.withLock({ $0 }) != nil {
+            // (A tree still saying "Indexing your music…" hears the outcome even so: an empty
+            // folder changes nothing in the index.)
+            let settled = tree.withLock { $0 }.map { $0.content.status != .indexing } ?? false
+            if let revision, revision == shownRevision.withLock({ $0 }), settled {
                 let count = (try? library.trackCount) ?? 0
                 logger.info("the media tree shows the scan's \(count) tracks (the scan found nothing new)")
                 return

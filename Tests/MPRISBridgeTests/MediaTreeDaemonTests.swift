@@ -119,6 +119,21 @@ import Testing
         }
     }
 
+    /// A folder with no music: the first scan finds nothing to index, and the root's first row
+    /// goes from "Indexing your music…" to saying there is none.
+    @Test func aFirstScanThatFindsNoMusicSaysSo() async throws {
+        let library = try await GeneratedLibrary.make(formats: [])
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            let daemon = try await DaemonFixture.start(on: bus, library: library)
+            defer { daemon.process.kill() }
+            _ = try await daemon.process.waitForLine(timeout: .seconds(30)) { $0.contains("the media tree shows the scan's 0 tracks") }
+            let root = try await Self.headUnit(daemon, ["list", "", "0", "1"])
+            #expect(root.first == "No music found in \(library.path)|container|Informative", "\(root)")
+            try await daemon.stop()
+        }
+    }
+
     @Test func drivingLimitsAndANotPlayableTabAreHonoured() async throws {
         try await DaemonFixture.with { daemon in
             let lines = try await Self.headUnit(
