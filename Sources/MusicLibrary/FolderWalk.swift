@@ -69,9 +69,7 @@ struct FolderWalk {
                 guard !name.hasPrefix(".") else { continue }
                 let relative = folder.isEmpty ? name : folder + "/" + name
                 let fileExtension = Self.lowercasedExtension(of: name)
-                let kind: Kind? =
-                    Self.audioExtensions.contains(fileExtension)
-                    ? .audio : Self.playlistExtensions.contains(fileExtension) ? .playlist : nil
+                let kind = Self.kind(forExtension: fileExtension)
 
                 let entryPath = absolute + "/" + name
                 var status = stat()
@@ -135,6 +133,17 @@ struct FolderWalk {
     }
 
     /// Lower is better; nil for a file that is not a cover image.
+    /// What a file with this (lowercase) extension is indexed as, or nil.
+    static func kind(forExtension fileExtension: String) -> Kind? {
+        audioExtensions.contains(fileExtension) ? .audio : playlistExtensions.contains(fileExtension) ? .playlist : nil
+    }
+
+    /// Whether a scan reads a file named `name`: audio, a playlist, or a folder's cover image.
+    static func isRead(name: String) -> Bool {
+        let fileExtension = lowercasedExtension(of: name)
+        return kind(forExtension: fileExtension) != nil || coverRank(name: name, extension: fileExtension) != nil
+    }
+
     private static func coverRank(name: String, extension fileExtension: String) -> Int? {
         guard let extensionRank = coverExtensions.firstIndex(of: fileExtension) else { return nil }
         let stem = name.dropLast(fileExtension.count + 1).lowercased()

@@ -212,13 +212,9 @@ private enum ReadingPool {
         _ file: FolderWalk.File, root: String, discoverer: () -> Result<Discoverer, DiscovererError>
     ) -> LibraryIndex.ReadFile {
         let path = LibraryPath.joined(root, file.path)
-        if let media = TagFile.media(at: path) {
-            let hash = media.image.map { SHA256.hex(SHA256.hash($0)) }
-            return LibraryIndex.ReadFile(file: file, outcome: .success(media), imageHash: hash)
-        }
         let url = URL(filePath: path, directoryHint: .notDirectory)
         do {
-            let media = try discoverer().get().discover(url)
+            let media = try TagFile.media(at: path) ?? discoverer().get().discover(url)
             let hash = media.image.map { SHA256.hex(SHA256.hash($0)) }
             return LibraryIndex.ReadFile(file: file, outcome: .success(media), imageHash: hash)
         } catch let error as DiscovererError {

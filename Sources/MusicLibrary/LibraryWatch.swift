@@ -174,10 +174,7 @@ private final class Watcher: Sendable {
             if event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { _ = addFolderTree(folder + "/" + name) }
             return true
         }
-        let fileExtension = FolderWalk.lowercasedExtension(of: name)
-        let stem = LibraryPath.stem(of: name).lowercased()
-        return FolderWalk.audioExtensions.contains(fileExtension) || FolderWalk.playlistExtensions.contains(fileExtension)
-            || (FolderWalk.coverNames.contains(stem) && FolderWalk.coverExtensions.contains(fileExtension))
+        return FolderWalk.isRead(name: name)
     }
 }
 
