@@ -249,22 +249,25 @@ public actor QueuePlayer {
         let target = command.addTarget { [weak self] event in
             guard let self else { return .noActionableNowPlayingItem }
             guard supersedesStart(event) else { return await self.sequenced { await body($0, event) } }
-            await self.supersedeStarts()
-            return await self.sequenced { player in
-                player.supersedingCommandsQueued -= 1
-                return await body(player, event)
-            }
+            return await self.sequencedSuperseding { await body($0, event) }
         }
         return { command.removeTarget(target) }
     }
 
-    /// A command that supersedes starts arrived: it ends a start of playback still waiting on
-    /// the engine (which fails as superseded, the player staying on its item, stopped), and
-    /// any start that begins before the command's own turn gives way at once. Both matter: a
-    /// command can arrive while the start it must end is still queued, not yet running.
-    private func supersedeStarts() async {
+    /// Runs `operation` sequenced, as a command that supersedes starts: from its arrival it ends
+    /// a start of playback still waiting on the engine (which fails as superseded, the player
+    /// staying on its item, stopped), and any start that begins before its own turn gives way
+    /// at once. Both matter: a command can arrive while the start it must end is still queued,
+    /// not yet running.
+    private func sequencedSuperseding<T: Sendable>(
+        _ operation: @escaping @Sendable (isolated QueuePlayer) async -> T
+    ) async -> T {
         supersedingCommandsQueued += 1
         await supersedeWaitingStart()
+        return await sequenced { player in
+            player.supersedingCommandsQueued -= 1
+            return await operation(player)
+        }
     }
 
     private func supersedeWaitingStart() async {
@@ -306,9 +309,7 @@ public actor QueuePlayer {
     public func replaceQueue(with items: [QueueItem], startingAt index: Int = 0, play: Bool)
         async -> RemoteCommandHandlerStatus
     {
-        await supersedeStarts()
-        return await sequenced { player in
-            player.supersedingCommandsQueued -= 1
+        return await sequencedSuperseding { player in
             await player.unload()
             player.queue.replace(with: Array(items.prefix(player.configuration.maximumQueueLength)), currentIndex: index)
             player.queueChanged()
