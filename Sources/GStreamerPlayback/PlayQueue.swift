@@ -6,28 +6,128 @@ import MediaRemote
     import Foundation
 #endif
 
+/// Where queue entries that carry only a key get their URL and now-playing information: an
+/// app's library, which would otherwise hold a full description per entry (50,000 entries of
+/// a queued library are 50,000 URLs and now-playing values; as keys they are a few strings).
+///
+/// The player asks for the current entry, the ones it hands over to and the ones remotes are
+/// shown (``QueuePlayer/Configuration/shownQueueWindow``), from its own task, and again after
+/// ``QueuePlayer/refreshItemDescriptions()``. Answers must be quick (keep the last few
+/// hundred): they are asked for on each publish.
+public protocol QueueItemCatalog: AnyObject, Sendable {
+    /// Where the media of the entry `key` is; called whenever the entry is loaded or handed over.
+    func url(ofItem key: String) -> URL
+    /// The item fields remotes show for the entry `key` (title, artists, duration, artwork…),
+    /// or nil when the catalog no longer has it; then the entry is shown by its file name.
+    func info(ofItem key: String) -> NowPlayingInfo?
+}
+
 /// One entry of a ``PlayQueue``: what to play and what remotes show about it.
+///
+/// Either described in full (``init(identifier:url:info:)``: streams, opened files) or a key
+/// into a ``QueueItemCatalog`` (``init(identifier:catalog:)``: an app's library), which the
+/// player asks when it needs the entry's URL or information.
 public struct QueueItem: Sendable, Equatable {
     /// Unique within its queue; ``PlayQueue`` makes it so when an item is added twice.
     public var identifier: String
-    /// Where the media is: a `file://` URL or an `http(s)://` stream.
-    public var url: URL
-    /// The item fields remotes show (title, artists, duration, artwork…);
-    /// the playback fields are ignored.
-    public var info: NowPlayingInfo
+    private var source: Source
+
+    private enum Source: Sendable {
+        case described(Description)
+        /// A key into a catalog; nil when it is the identifier (the entry was not queued twice).
+        case catalogued(any QueueItemCatalog, key: String?)
+    }
+
+    /// A full description, shared by every copy of the entry.
+    private final class Description: Sendable {
+        let url: URL
+        let info: NowPlayingInfo
+        init(url: URL, info: NowPlayingInfo) {
+            self.url = url
+            self.info = info
+        }
+    }
 
     /// Describes an entry; `info.identifier` is set to `identifier`.
     public init(identifier: String, url: URL, info: NowPlayingInfo) {
         self.identifier = identifier
-        self.url = url
         var info = info
         info.identifier = identifier
         info.assetURL = info.assetURL ?? url
-        self.info = info
+        source = .described(Description(url: url, info: info))
+    }
+
+    /// An entry of `catalog`, found there by `key` (by default its identifier); what it plays
+    /// and shows is asked for when needed.
+    public init(identifier: String, catalog: any QueueItemCatalog, key: String? = nil) {
+        self.identifier = identifier
+        source = .catalogued(catalog, key: key == identifier ? nil : key)
+    }
+
+    /// The same entry under another identifier (a second copy of it in a queue).
+    func renamed(_ newIdentifier: String) -> QueueItem {
+        switch source {
+        case .described(let description):
+            return QueueItem(identifier: newIdentifier, url: description.url, info: description.info)
+        case .catalogued(let catalog, let key):
+            var item = self
+            item.identifier = newIdentifier
+            item.source = .catalogued(catalog, key: key ?? identifier)
+            return item
+        }
+    }
+
+    /// The key a catalogued entry is found by in its catalog; nil for a described entry.
+    public var catalogKey: String? {
+        guard case .catalogued(_, let key) = source else { return nil }
+        return key ?? identifier
+    }
+
+    /// Where the media is: a `file://` URL or an `http(s)://` stream.
+    public var url: URL {
+        switch source {
+        case .described(let description): description.url
+        case .catalogued(let catalog, let key): catalog.url(ofItem: key ?? identifier)
+        }
+    }
+
+    /// The item fields remotes show (title, artists, duration, artwork…), with
+    /// ``NowPlayingInfo/identifier`` the entry's; the playback fields are unset.
+    public var info: NowPlayingInfo {
+        switch source {
+        case .described(let description):
+            var info = description.info
+            info.identifier = identifier
+            return info
+        case .catalogued(let catalog, let key):
+            if var info = catalog.info(ofItem: key ?? identifier) {
+                info.identifier = identifier
+                return info
+            }
+            let url = catalog.url(ofItem: key ?? identifier)
+            return NowPlayingInfo(identifier: identifier, title: url.deletingPathExtension().lastPathComponent, assetURL: url)
+        }
     }
 
     /// A live stream has no length and cannot be sought.
-    public var isLiveStream: Bool { info.isLiveStream }
+    public var isLiveStream: Bool {
+        guard case .described(let description) = source else { return false }
+        return description.info.isLiveStream
+    }
+
+    /// Equal identifiers and descriptions; catalogued entries are equal when they are the same
+    /// key of the same catalog.
+    public static func == (lhs: QueueItem, rhs: QueueItem) -> Bool {
+        guard lhs.identifier == rhs.identifier else { return false }
+        switch (lhs.source, rhs.source) {
+        case (.described(let a), .described(let b)):
+            return a === b || (a.url == b.url && a.info == b.info)
+        case (.catalogued(let a, let keyA), .catalogued(let b, let keyB)):
+            return a === b && (keyA ?? lhs.identifier) == (keyB ?? rhs.identifier)
+        default:
+            return false
+        }
+    }
 }
 
 /// The order things play in: the items, which one is current, and what
@@ -240,9 +340,10 @@ public struct PlayQueue: Sendable, Equatable {
     public mutating func updateItems(_ update: (QueueItem) -> QueueItem?) -> Bool {
         var changed = false
         for index in addedOrder.indices {
-            guard var item = update(addedOrder[index]) else { continue }
-            item.identifier = addedOrder[index].identifier
-            item.info.identifier = item.identifier
+            guard let updated = update(addedOrder[index]) else { continue }
+            let item =
+                updated.identifier == addedOrder[index].identifier
+                ? updated : updated.renamed(addedOrder[index].identifier)
             if item != addedOrder[index] {
                 addedOrder[index] = item
                 changed = true
@@ -321,6 +422,6 @@ public struct PlayQueue: Sendable, Equatable {
         while identifiers.contains("\(item.identifier)#\(number)") { number += 1 }
         let identifier = "\(item.identifier)#\(number)"
         identifiers.insert(identifier)
-        return QueueItem(identifier: identifier, url: item.url, info: item.info)
+        return item.renamed(identifier)
     }
 }

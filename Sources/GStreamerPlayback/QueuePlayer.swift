@@ -328,6 +328,16 @@ public actor QueuePlayer {
         }
     }
 
+    /// Shows again what the catalogs of catalogued entries say of them (a rescan retagged some
+    /// tracks, say): the current entry and the window remotes are shown are asked for anew.
+    /// Playback, the queue and its identifiers are unchanged.
+    public func refreshItemDescriptions() async {
+        await sequenced { player in
+            player.queueNeedsPublishing = true
+            player.publish()
+        }
+    }
+
     /// Restores a saved state, paused at its position (stopped when the position is 0),
     /// with `items` the entries the snapshot names, in its added order (missing ones left out).
     public func restore(_ snapshot: PlayerSnapshot, items: [QueueItem]) async {
@@ -373,7 +383,9 @@ public actor QueuePlayer {
     public var snapshot: PlayerSnapshot {
         if savedEntries.revision != queue.revision {
             savedEntries = (
-                queue.revision, queue.addedOrder.map { PlayerSnapshot.Entry(identifier: $0.identifier, url: $0.url) },
+                queue.revision, queue.addedOrder.map { item in
+                    PlayerSnapshot.Entry(identifier: item.identifier, url: item.catalogKey == nil ? item.url : nil)
+                },
                 queue.playOrder
             )
         }
@@ -847,8 +859,10 @@ public struct PlayerSnapshot: Sendable, Codable, Equatable {
     /// A saved entry: the app looks its item up again by identifier or URL.
     public struct Entry: Sendable, Codable, Equatable {
         public var identifier: String
-        public var url: URL
-        public init(identifier: String, url: URL) {
+        /// The entry's URL; nil for an entry of a ``QueueItemCatalog``, found again by its
+        /// identifier (a URL for each of 50,000 library entries would be most of what is saved).
+        public var url: URL?
+        public init(identifier: String, url: URL?) {
             self.identifier = identifier
             self.url = url
         }

@@ -352,6 +352,15 @@ final class LibraryIndex {
         return track
     }
 
+    func trackPaths() throws(SQLiteError) -> Set<String> {
+        var paths: Set<String> = []
+        paths.reserveCapacity(try trackCount())
+        try database.forEachRow("SELECT path FROM tracks") { row throws(SQLiteError) in
+            if let path = row.text(0) { paths.insert(path) }
+        }
+        return paths
+    }
+
     func trackCount() throws(SQLiteError) -> Int {
         Int(try database.integer("SELECT count(*) FROM tracks") ?? 0)
     }
@@ -447,7 +456,7 @@ final class LibraryIndex {
     // MARK: Encoding
 
     private func fileURL(_ relativePath: String) -> URL {
-        URL(filePath: LibraryPath.joined(root, relativePath), directoryHint: .notDirectory)
+        LibraryPath.fileURL(root, relativePath)
     }
 
     private static let separator: Character = "\u{1F}"

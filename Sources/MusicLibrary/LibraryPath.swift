@@ -1,5 +1,11 @@
 import Glibc
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// Path arithmetic on plain strings: the library keys files by their path relative to the root.
 enum LibraryPath {
     /// `path` made absolute (against the working directory) and normalised lexically: no `.`,
@@ -28,6 +34,12 @@ enum LibraryPath {
     static func joined(_ root: String, _ relative: String) -> String {
         if relative.isEmpty { return root }
         return root == "/" ? "/" + relative : root + "/" + relative
+    }
+
+    /// The `file:` URL of `relative` below `root`: how every track's and cover's URL is made,
+    /// so that URLs of the same file compare equal.
+    static func fileURL(_ root: String, _ relative: String) -> URL {
+        URL(filePath: joined(root, relative), directoryHint: .notDirectory)
     }
 
     /// `path` relative to `root` (both normalised); nil when it is not strictly inside the root.

@@ -119,6 +119,18 @@ public final class MusicLibrary: Sendable {
         try read { try $0.track(path: id) }
     }
 
+    /// The `file:` URL of the track `id` (its path relative to ``root``), as its ``Track/url``
+    /// is made; whether it is indexed is not checked.
+    public func fileURL(ofTrack id: Track.ID) -> URL {
+        LibraryPath.fileURL(root, id)
+    }
+
+    /// The identifiers of every indexed track: which entries of a saved queue still exist,
+    /// told without reading their tracks.
+    public func trackIDs() throws -> Set<Track.ID> {
+        try read { try $0.trackPaths() }
+    }
+
     /// The track of a `file:` URL inside the library, or nil (another scheme, outside the root,
     /// not indexed). `.` and `..` in the URL are resolved.
     public func track(at url: URL) throws -> Track? {

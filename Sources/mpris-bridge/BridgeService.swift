@@ -133,7 +133,9 @@ struct BridgeService: Service {
             if await player.itemCount == 0 {
                 await fillQueue(player, with: tracks, items: items)
             } else {
-                await player.updateItems(items.refreshed(by: tracks))
+                // The entries are the tracks' paths: what they show is read again.
+                items.forgetDescriptions()
+                await player.refreshItemDescriptions()
             }
             tree.withLock { $0 }?.update(
                 tracks: tracks, playlists: (try? library.playlists()) ?? [], folder: settings.library)

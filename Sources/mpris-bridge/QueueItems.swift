@@ -13,10 +13,20 @@ import Synchronization
     import Foundation
 #endif
 
-/// Turns library tracks, playlist streams and URLs that remotes open into
-/// queue entries, and keeps embedded cover art as files remotes can load.
-final class QueueItems: Sendable {
+/// Turns library tracks, playlist streams and URLs that remotes open into queue entries, and
+/// is the catalog the library's entries are described from.
+///
+/// A library track's entry is its path and nothing more: its URL is made from the path, and
+/// its now-playing information read from the index when the player shows it, keeping the last
+/// few hundred (the current entry and the window remotes see), so a queued library of 50,000
+/// tracks holds 50,000 paths rather than 50,000 descriptions.
+final class QueueItems: QueueItemCatalog {
     let library: MusicLibrary
+    /// Descriptions read lately, in two generations: a lookup promotes an entry from the
+    /// older one, and the older one is dropped when the newer one is full.
+    private let recent = Mutex<(current: [String: NowPlayingInfo?], older: [String: NowPlayingInfo?])>(([:], [:]))
+    /// How many descriptions a generation holds: more than the window remotes are shown.
+    static let descriptionsKept = 256
 
     init(library: MusicLibrary) {
         self.library = library
@@ -24,17 +34,40 @@ final class QueueItems: Sendable {
 
     /// The entry for a library track; its identifier is the track's path in the library.
     func item(for track: Track) -> QueueItem {
-        QueueItem(identifier: track.id, url: track.url, info: track.nowPlayingInfo(artwork: artwork(for: track)))
+        QueueItem(identifier: track.id, catalog: self)
     }
 
-    /// For ``QueuePlayer/updateItems(_:)`` after a rescan: each queued library track's entry
-    /// as `tracks` describe it now (its identifier kept); `nil` for streams and files gone.
-    func refreshed(by tracks: [Track]) -> @Sendable (QueueItem) -> QueueItem? {
-        let byID = Dictionary(tracks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        return { [self] item in
-            guard item.url.isFileURL, let track = byID[item.identifier.savedTrackID] else { return nil }
-            return self.item(for: track)
+    /// Forgets the descriptions read so far (a rescan changed tracks): the next are read anew.
+    func forgetDescriptions() {
+        recent.withLock { $0 = ([:], [:]) }
+    }
+
+    func url(ofItem key: String) -> URL {
+        library.fileURL(ofTrack: key)
+    }
+
+    func info(ofItem id: String) -> NowPlayingInfo? {
+        let cached: NowPlayingInfo?? = recent.withLock { recent in
+            if let info = recent.current[id] { return info }
+            guard let info = recent.older[id] else { return nil }
+            remember(info, as: id, in: &recent)
+            return info
         }
+        if let cached { return cached }
+        let info = (try? library.track(id: id)).flatMap { $0 }.map { $0.nowPlayingInfo(artwork: artwork(for: $0)) }
+        recent.withLock { remember(info, as: id, in: &$0) }
+        return info
+    }
+
+    private func remember(
+        _ info: NowPlayingInfo?, as id: String,
+        in recent: inout (current: [String: NowPlayingInfo?], older: [String: NowPlayingInfo?])
+    ) {
+        if recent.current.count >= Self.descriptionsKept {
+            recent.older = recent.current
+            recent.current = [:]
+        }
+        recent.current[id] = info
     }
 
     /// The entry for a stream: live, with no length, titled `title` or after its address.
@@ -46,29 +79,22 @@ final class QueueItems: Sendable {
 
     /// The entries a saved queue names, in its order: library tracks by identifier
     /// (then by file), streams by URL. Entries that no longer exist are left out.
+    ///
+    /// Reads the index's track paths once, not the tracks: a library entry is its path.
     func items(for entries: [PlayerSnapshot.Entry]) -> [QueueItem] {
-        // A duplicate entry's id (`x#2`) is looked up as its track's id too; others only once.
-        let ids = entries.flatMap { entry in
-            let trackID = entry.identifier.savedTrackID
-            return trackID == entry.identifier ? [trackID] : [entry.identifier, trackID]
-        }
-        let tracks = (try? library.tracks(ids: ids)) ?? []
-        let byID = Dictionary(tracks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let indexed = (try? library.trackIDs()) ?? []
         return entries.compactMap { entry in
-            if let track = byID[entry.identifier] ?? byID[entry.identifier.savedTrackID] {
-                var item = item(for: track)
-                item.identifier = entry.identifier
-                item.info.identifier = entry.identifier
-                return item
+            // A second copy of a track was saved as `<id>#2`.
+            for key in [entry.identifier, entry.identifier.savedTrackID] where indexed.contains(key) {
+                return QueueItem(identifier: entry.identifier, catalog: self, key: key)
             }
-            if entry.url.isFileURL {
-                guard let track = try? library.track(at: entry.url) else { return nil }
+            guard let url = entry.url else { return nil }
+            if url.isFileURL {
+                guard let track = try? library.track(at: url) else { return nil }
                 return item(for: track)
             }
-            var item = streamItem(entry.url)
-            item.identifier = entry.identifier
-            item.info.identifier = entry.identifier
-            return item
+            let stream = streamItem(url)
+            return QueueItem(identifier: entry.identifier, url: stream.url, info: stream.info)
         }
     }
 

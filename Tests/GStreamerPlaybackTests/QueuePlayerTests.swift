@@ -159,6 +159,25 @@ struct ScriptedPlayer {
     }
 }
 
+/// A catalog whose entry `k` is `/music/k.ogg` titled "Title of k" (or `prefix` + k), but for
+/// `gone`, which it no longer has; it records every key it is asked to describe.
+final class CountingCatalog: QueueItemCatalog {
+    private let state = Mutex<(asked: [String], prefix: String)>(([], "Title of "))
+    var asked: [String] { state.withLock { $0.asked } }
+    var prefix: String {
+        get { state.withLock { $0.prefix } }
+        set { state.withLock { $0.prefix = newValue } }
+    }
+    func url(ofItem key: String) -> URL { URL(fileURLWithPath: "/music/\(key).ogg") }
+    func info(ofItem key: String) -> NowPlayingInfo? {
+        let prefix = state.withLock { state in
+            state.asked.append(key)
+            return state.prefix
+        }
+        return key == "gone" ? nil : NowPlayingInfo(title: prefix + key)
+    }
+}
+
 func queueItems(_ names: [String]) -> [QueueItem] {
     names.map { QueueItem(identifier: $0, url: URL(fileURLWithPath: "/music/\($0).ogg"), info: NowPlayingInfo(title: $0)) }
 }
@@ -342,6 +361,45 @@ func queueItems(_ names: [String]) -> [QueueItem] {
 
     /// Snapshots taken at each track change share the queue's entries until the queue changes:
     /// a saver compares and keeps one array, not a copy per change. An edit shows at once.
+    /// A queue of catalogued entries holds keys: the catalog is asked only for what is played
+    /// or shown (the current entry and the window), and asked again after a refresh; a saved
+    /// entry keeps no URL, and a second copy is found by its first one's key.
+    @Test func catalogedEntriesAreDescribedOnlyWhenPlayedOrShown() async throws {
+        let catalog = CountingCatalog()
+        let p = await ScriptedPlayer([])
+        let keys = (0..<10_000).map { "t\($0)" }
+        await p.player.replaceQueue(with: keys.map { QueueItem(identifier: $0, catalog: catalog) }, play: false)
+        let shown = QueuePlayer.Configuration().shownQueueWindow
+        #expect(p.nowPlaying.playbackQueue.count == shown.after + 1)
+        #expect(p.nowPlaying.playbackQueue.first?.title == "Title of t0")
+        #expect(catalog.asked.count <= shown.before + shown.after + 1, "asked for \(catalog.asked.count) of 10,000")
+
+        #expect(await p.commands.playCommand.perform() == .success)
+        #expect(p.engine.calls.first == "load t0.ogg")
+        #expect(await p.commands.playItemInQueueCommand.perform(PlayItemInQueueCommandEvent(identifier: "t9000")) == .success)
+        #expect(p.current == "t9000")
+        #expect(p.nowPlaying.nowPlayingInfo?.title == "Title of t9000")
+        #expect(catalog.asked.count < 200, "asked for \(catalog.asked.count) of 10,000")
+
+        catalog.prefix = "Retagged "
+        await p.player.refreshItemDescriptions()
+        #expect(p.nowPlaying.nowPlayingInfo?.title == "Retagged t9000")
+        #expect(p.nowPlaying.nowPlayingInfo?.playbackState == .playing)
+        #expect(p.nowPlaying.playbackQueue.allSatisfy { $0.title?.hasPrefix("Retagged ") == true })
+
+        let snapshot = await p.player.snapshot
+        #expect(snapshot.addedOrder.count == 10_000)
+        #expect(snapshot.addedOrder.allSatisfy { $0.url == nil })
+
+        // A second copy is a new identifier for the same key; a key the catalog lost shows its file name.
+        await p.player.replaceQueue(
+            with: [QueueItem(identifier: "t1", catalog: catalog), QueueItem(identifier: "t1", catalog: catalog),
+                   QueueItem(identifier: "gone", catalog: catalog)], play: false)
+        #expect(p.nowPlaying.playbackQueue.map(\.identifier) == ["t1", "t1#2", "gone"])
+        #expect(p.nowPlaying.playbackQueue.map(\.title) == ["Retagged t1", "Retagged t1", "gone"])
+        #expect((await p.player.items).map(\.url.lastPathComponent) == ["t1.ogg", "t1.ogg", "gone.ogg"])
+    }
+
     @Test func snapshotsShareTheQueueUntilItChanges() async throws {
         let p = await ScriptedPlayer(["a", "b", "c"])
         func buffer(_ snapshot: PlayerSnapshot) -> UnsafeRawPointer? {
