@@ -97,6 +97,8 @@ public final class LibraryContent: PlayableContentDataSource {
     /// The current snapshot and status; held only to copy them out.
     let state: Mutex<State>
     private let artworkOf: @Sendable (Track) -> MediaItemArtwork?
+    /// Reads a track's fields by path from the index; nil when the tree keeps its tracks.
+    private let rowReader: (@Sendable (Track.ID) -> Track?)?
 
     /// Builds the tree of `tracks` and `playlists`, with status ``Status/ready``: set
     /// ``Status/indexing`` before the first scan of an empty index.
@@ -105,17 +107,29 @@ public final class LibraryContent: PlayableContentDataSource {
     ///
     /// - Parameters:
     ///   - libraryName: how the informative row names the library (a folder, usually).
+    ///   - library: the index `tracks` were read from. The tree then keeps their paths and
+    ///     places only, and reads a track's fields from the index when its row is shown,
+    ///     keeping the last few hundred: a tree of 50,000 tracks costs a few megabytes, not
+    ///     50,000 tracks. Without it, the tracks are kept in memory.
     ///   - artwork: a track's cover, or nil. It is called each time an item is read (for an
     ///     album or artist, with the track whose cover stands for it), from any thread, so it
     ///     must be quick and must not read files: an embedded cover is
     ///     ``MediaItemArtwork/requested(identifier:load:)``, read when a remote shows it.
     public init(
-        tracks: [Track], playlists: [Playlist], libraryName: String,
+        tracks: [Track], playlists: [Playlist], libraryName: String, readingRowsFrom library: MusicLibrary? = nil,
         artwork: @escaping @Sendable (Track) -> MediaItemArtwork?
     ) {
         self.libraryName = libraryName
         self.artworkOf = artwork
-        state = Mutex(State(model: LibraryContentModel(tracks: tracks, playlists: playlists), status: .ready))
+        if let library {
+            rowReader = { id in
+                do { return try library.track(id: id) } catch { return nil }
+            }
+        } else {
+            rowReader = nil
+        }
+        state = Mutex(
+            State(model: LibraryContentModel(tracks: tracks, playlists: playlists, reader: rowReader), status: .ready))
     }
 
     /// Builds the tree with covers given as URLs (see ``init(tracks:playlists:libraryName:artwork:)``).
@@ -133,7 +147,7 @@ public final class LibraryContent: PlayableContentDataSource {
     /// ``PlayableContentManager/beginUpdates()`` and ``PlayableContentManager/endUpdates()`` so
     /// that remotes hear of the change. Tracks repeating an earlier track's id are left out.
     public func update(tracks: [Track], playlists: [Playlist]) {
-        let model = LibraryContentModel(tracks: tracks, playlists: playlists)
+        let model = LibraryContentModel(tracks: tracks, playlists: playlists, reader: rowReader)
         state.withLock { $0.model = model }
     }
 
@@ -198,8 +212,8 @@ public final class LibraryContent: PlayableContentDataSource {
         let value = String(identifier[identifier.index(after: colon)...])
         switch identifier[..<colon] {
         case "track":
-            if let track = model.trackByID[value] { return trackItem(model, track, identifier: identifier) }
-            guard let (id, _) = Self.splitOccurrence(value), let track = model.trackByID[id] else { return nil }
+            if let track = model.rows.index(ofID: value) { return trackItem(model, track, identifier: identifier) }
+            guard let (id, _) = Self.splitOccurrence(value), let track = model.rows.index(ofID: id) else { return nil }
             return trackItem(model, track, identifier: identifier)
         case "stream":
             let first =
@@ -261,7 +275,7 @@ public final class LibraryContent: PlayableContentDataSource {
     /// Whether the root shows the informative row: no tracks, and not ready (or ready with
     /// nothing at all to show).
     static func showsInformative(_ model: LibraryContentModel, _ status: Status) -> Bool {
-        guard model.tracks.isEmpty else { return false }
+        guard model.rows.isEmpty else { return false }
         return status != .ready || model.playlists.isEmpty
     }
 
@@ -327,12 +341,12 @@ public final class LibraryContent: PlayableContentDataSource {
         }
     }
 
-    /// Track `index`'s item. Reads the fields it needs, not the whole track: copying a `Track`
-    /// would retain (and release) a dozen references.
-    private func trackItem(_ model: LibraryContentModel, _ index: Int, identifier: String? = nil) -> ContentItem {
-        let tracks = model.tracks
-        let artist = LibraryContentModel.line(tracks[index].artists)
-        let album = LibraryContentModel.albumText(tracks[index].album)
+    /// Track `index`'s item; nil when the index no longer has the track (a rescan removed it,
+    /// and the tree listing it is about to be replaced).
+    private func trackItem(_ model: LibraryContentModel, _ index: Int, identifier: String? = nil) -> ContentItem? {
+        guard let track = model.rows.track(index) else { return nil }
+        let artist = LibraryContentModel.line(track.artists)
+        let album = LibraryContentModel.albumText(track.album)
         let subtitle: String? =
             switch (artist, album) {
             case (let artist?, let album?): artist + " — " + album
@@ -340,22 +354,20 @@ public final class LibraryContent: PlayableContentDataSource {
             case (nil, let album?): album
             case (nil, nil): nil
             }
-        let modified = tracks[index].modified
-        let fileSize = tracks[index].fileSize
         return ContentItem(
-            identifier: identifier ?? LibraryContentModel.trackIdentifier(tracks[index].id), title: tracks[index].title,
-            subtitle: subtitle, artwork: artwork(model, index), isPlayable: true,
+            identifier: identifier ?? LibraryContentModel.trackIdentifier(track.id), title: track.title,
+            subtitle: subtitle, artwork: artworkOf(track), isPlayable: true,
             media: ContentMedia(
-                url: tracks[index].url, mimeType: tracks[index].mimeType, duration: tracks[index].duration,
-                size: fileSize > 0 ? Int64(fileSize) : nil, artist: artist, album: album,
-                genre: LibraryContentModel.line(tracks[index].genres), trackNumber: tracks[index].trackNumber,
-                date: LibraryContentModel.albumText(tracks[index].releaseDate),
-                modificationDate: modified > 0 ? Date(timeIntervalSince1970: Double(modified) / 1e9) : nil))
+                url: track.url, mimeType: track.mimeType, duration: track.duration,
+                size: track.fileSize > 0 ? Int64(track.fileSize) : nil, artist: artist, album: album,
+                genre: LibraryContentModel.line(track.genres), trackNumber: track.trackNumber,
+                date: LibraryContentModel.albumText(track.releaseDate),
+                modificationDate: track.modified > 0 ? Date(timeIntervalSince1970: Double(track.modified) / 1e9) : nil))
     }
 
     /// The cover of track `index`.
     private func artwork(_ model: LibraryContentModel, _ index: Int) -> MediaItemArtwork? {
-        artworkOf(model.tracks[index])
+        model.rows.track(index).flatMap(artworkOf)
     }
 
     private static func count(_ count: Int, _ singular: String, _ plural: String) -> String {

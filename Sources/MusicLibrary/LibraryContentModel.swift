@@ -10,7 +10,8 @@ import Glibc
 /// arrays of indices, so that a row is found from its index path in O(depth).
 ///
 /// Built by ``LibraryContent`` from the library's tracks and playlists and swapped whole on
-/// each update; never changed after ``init(tracks:playlists:)`` returns. Rows refer to their
+/// each update; never changed after ``init(tracks:playlists:reader:)`` returns. It keeps the
+/// tracks' paths and places, not the tracks (see ``TrackRows``). Rows refer to their
 /// folded title, artist and album by number in ``texts`` (``noText`` when absent): what search
 /// reads, with no strings to retain.
 final class LibraryContentModel: Sendable {
@@ -90,7 +91,7 @@ final class LibraryContentModel: Sendable {
     static let noText = -1
 
     /// Every track, in the order given (duplicates of an id left out).
-    let tracks: [Track]
+    let rows: TrackRows
     let places: [TrackPlace]
     /// In the Artists tab's order.
     let artists: [ArtistNode]
@@ -105,7 +106,6 @@ final class LibraryContentModel: Sendable {
     /// The folded titles, artists and albums the rows refer to.
     let texts: FoldedTextTable
 
-    let trackByID: [String: Int]
     let artistByIdentifier: [String: Int]
     let albumByIdentifier: [String: Int]
     let playlistByIdentifier: [String: Int]
@@ -116,7 +116,9 @@ final class LibraryContentModel: Sendable {
     static let unknownArtist = "Unknown Artist"
     static let unknownAlbum = "Unknown Album"
 
-    init(tracks input: [Track], playlists inputPlaylists: [Playlist]) {
+    /// - Parameter reader: where a row's fields are read when it is shown (the index); nil to
+    ///   keep `tracks` in memory.
+    init(tracks input: [Track], playlists inputPlaylists: [Playlist], reader: (@Sendable (Track.ID) -> Track?)?) {
         // Tracks, each id once; the array given is kept (not copied) when no id repeats.
         var trackByID: [String: Int] = [:]
         trackByID.reserveCapacity(input.count)
@@ -311,8 +313,7 @@ final class LibraryContentModel: Sendable {
             rank[a.text] != rank[b.text] ? rank[a.text] < rank[b.text] : (a.name, a.id) < (b.name, b.id)
         }
 
-        self.tracks = tracks
-        self.trackByID = trackByID
+        rows = TrackRows(ids: tracks.lazy.map(\.id), source: reader.map { .reader($0) } ?? .memory(tracks))
         self.texts = texts
         // Identifiers are unique but for freak tags (an artist name holding U+001F) or paths
         // that differ only in Unicode normalization (Swift finds such strings equal): the

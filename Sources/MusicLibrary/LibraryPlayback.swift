@@ -13,8 +13,8 @@ public struct LibraryPlayback: Sendable, Equatable {
     public struct Entry: Sendable, Hashable {
         /// What plays.
         public enum Media: Sendable, Hashable {
-            /// A track of the library.
-            case track(Track)
+            /// A track of the library, by identifier (its path relative to the library root).
+            case track(Track.ID)
             /// A network stream from a playlist, with the title the playlist gives it.
             case stream(URL, title: String?)
         }
@@ -69,14 +69,13 @@ extension LibraryContent {
         func tracks(_ indices: some Sequence<Int>) -> [LibraryPlayback.Entry] {
             indices.map {
                 .init(
-                    media: .track(model.tracks[$0]),
-                    identifier: LibraryContentModel.trackIdentifier(model.tracks[$0].id))
+                    media: .track(model.rows.id($0)), identifier: LibraryContentModel.trackIdentifier(model.rows.id($0)))
             }
         }
         func entries(ofPlaylist index: Int) -> [LibraryPlayback.Entry] {
             model.playlists[index].entries.map { entry in
                 switch entry.kind {
-                case .track(let track): .init(media: .track(model.tracks[track]), identifier: entry.identifier)
+                case .track(let track): .init(media: .track(model.rows.id(track)), identifier: entry.identifier)
                 case .stream(let url, let title, _):
                     .init(media: .stream(url, title: title), identifier: entry.identifier)
                 }
@@ -136,7 +135,7 @@ extension LibraryContent {
     /// O(entries) for a playlist.
     public func indexPath(ofTrack id: Track.ID, inContainer container: String?) -> IndexPath? {
         let model = state.withLock { $0.model }
-        guard let track = model.trackByID[id] else { return nil }
+        guard let track = model.rows.index(ofID: id) else { return nil }
         let place = model.places[track]
         let container = container ?? Tab.tracks.identifier
         if container == Tab.tracks.identifier { return [Tab.tracks.rawValue, place.positionInTracksTab] }

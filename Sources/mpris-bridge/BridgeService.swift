@@ -248,7 +248,7 @@ struct BridgeService: Service {
     ) async throws -> PublishedTree {
         let content = LibraryContent(
             tracks: tracks, playlists: (try? library.playlists()) ?? [], libraryName: settings.library,
-            artwork: { items.artwork(for: $0) })
+            readingRowsFrom: library, artwork: { items.artwork(for: $0) })
         if tracks.isEmpty {
             content.setStatus(scansAtStart ? .indexing : .unavailable("No music found in \(settings.library)"))
         }

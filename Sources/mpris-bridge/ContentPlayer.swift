@@ -61,7 +61,7 @@ final class ContentPlayer: PlayableContentDelegate {
         for entry in playback.entries {
             let item: QueueItem
             switch entry.media {
-            case .track(let track): item = items.item(for: track)
+            case .track(let id): item = items.item(forTrack: id)
             case .stream(let url, let title): item = items.streamItem(url, title: title)
             }
             queued.append(item)

@@ -34,7 +34,12 @@ final class QueueItems: QueueItemCatalog {
 
     /// The entry for a library track; its identifier is the track's path in the library.
     func item(for track: Track) -> QueueItem {
-        QueueItem(identifier: track.id, catalog: self)
+        item(forTrack: track.id)
+    }
+
+    /// The entry for the library track `id`.
+    func item(forTrack id: Track.ID) -> QueueItem {
+        QueueItem(identifier: id, catalog: self)
     }
 
     /// Forgets the descriptions read so far (a rescan changed tracks): the next are read anew.

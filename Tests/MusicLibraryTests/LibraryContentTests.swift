@@ -362,7 +362,7 @@ import Testing
     func trackIDs(_ playback: LibraryPlayback?) -> [String] {
         playback?.entries.map {
             switch $0.media {
-            case .track(let track): track.id
+            case .track(let id): id
             case .stream(let url, _): url.absoluteString
             }
         } ?? []

@@ -5,6 +5,7 @@
 #endif
 import DBusTestSupport
 import GStreamerPlayback
+import MediaRemote
 import Testing
 
 @testable import MusicLibrary
@@ -93,6 +94,67 @@ import Testing
         #expect(tracks.first?.albumArtists == ["Artist 0"])
         #expect(tracks.first?.genres == ["Rock", "Pop"])
         #expect(tracks.filter { $0.artwork != nil }.count > 3000)
+    }
+
+    /// A tree built with `readingRowsFrom:` keeps paths, not tracks: every row it shows equals
+    /// the row of a tree holding the tracks in memory, and a row is read from the index when
+    /// shown (a track removed from the index since is not invented from a copy).
+    @Test func aTreeReadingItsRowsFromTheIndexShowsWhatATreeInMemoryShows() async throws {
+        let folder = try LibraryFolder("rows-from-index")
+        defer { folder.remove() }
+        let library = try folder.open()
+        let rows = (0..<3_000).map { index in
+            (
+                file: FolderWalk.File(
+                    path: "Artist \(index % 37)/Album \(index % 11)/\(index) é.flac", size: 1_000 + index,
+                    modified: 1_700_000_000_000_000_000, kind: .audio),
+                media: DiscoveredMedia(
+                    duration: .seconds(100 + index % 50), title: "Song \(index)", artists: ["Artist \(index % 37)"],
+                    album: "Album \(index % 11)", albumArtists: [], genres: ["Jazz"], trackNumber: index % 15 + 1,
+                    discNumber: 1, releaseDate: "1999", isSeekable: true, hasAudio: true, mimeType: "audio/x-flac")
+            )
+        }
+        try library.write {
+            try $0.insertSyntheticTracks(rows)
+            _ = try $0.finishScan(folderArt: ["Artist 1/Album 1": "Artist 1/Album 1/cover.jpg"], walkFailures: [])
+        }
+        let tracks = try library.tracks()
+        let artwork: @Sendable (Track) -> MediaItemArtwork? = { track in
+            if case .file(let url)? = track.artwork { .url(url) } else { nil }
+        }
+        let inMemory = LibraryContent(tracks: tracks, playlists: [], libraryName: "Music", artwork: artwork)
+        let fromIndex = LibraryContent(
+            tracks: tracks, playlists: [], libraryName: "Music", readingRowsFrom: library, artwork: artwork)
+
+        var compared = 0
+        var paths: [IndexPath] = (0..<5).map { [$0] }
+        while let path = paths.popLast() {
+            let count = inMemory.numberOfChildItems(at: path)
+            #expect(fromIndex.numberOfChildItems(at: path) == count)
+            for index in 0..<count {
+                let child = path.appending(index)
+                let item = inMemory.contentItem(at: child)
+                #expect(fromIndex.contentItem(at: child) == item, "at \(Array(child))")
+                compared += 1
+                if item?.isContainer == true { paths.append(child) }
+            }
+        }
+        #expect(compared > 4 * 3_000)
+        let id = "Artist 1/Album 1/1 é.flac"
+        let byIdentifier = try await fromIndex.contentItem(forIdentifier: LibraryContent.identifier(ofTrack: id))
+        #expect(byIdentifier?.artwork == .url(URL(filePath: folder.path("Artist 1/Album 1/cover.jpg"))))
+        #expect(byIdentifier == (try await inMemory.contentItem(forIdentifier: LibraryContent.identifier(ofTrack: id))))
+        #expect(fromIndex.indexPath(ofTrack: id, inContainer: nil) == inMemory.indexPath(ofTrack: id, inContainer: nil))
+        #expect(fromIndex.indexPath(ofTrack: "Artist 1/Album 1/missing.flac", inContainer: nil) == nil)
+        #expect(fromIndex.playback(forItemAt: [2, 0]) == inMemory.playback(forItemAt: [2, 0]))
+
+        // Rows read since: a fresh tree over the index, then the track removed from the index.
+        let fresh = LibraryContent(
+            tracks: tracks, playlists: [], libraryName: "Music", readingRowsFrom: library, artwork: artwork)
+        try library.write { try $0.remove(paths: [id]) }
+        let removedPath = try #require(fresh.indexPath(ofTrack: id, inContainer: nil))
+        #expect(fresh.contentItem(at: removedPath) == nil)
+        #expect(inMemory.contentItem(at: removedPath)?.title == "Song 1")
     }
 }
 

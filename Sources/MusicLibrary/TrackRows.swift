@@ -1,0 +1,135 @@
+import Glibc
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The tree's tracks, numbered as the model numbers them: their paths, kept as bytes one after
+/// another, and their fields, read when a row is shown.
+///
+/// A tree built from the index keeps no track: a row's fields are read from the index by path
+/// (a prepared statement on the path's unique index) and the last few hundred are kept, so a
+/// library of 50,000 tracks costs its paths and a few hundred tracks rather than 50,000 `Track`
+/// values with their URLs. A tree built from tracks given in memory (an app's own, tests)
+/// keeps them.
+final class TrackRows: Sendable {
+    /// Where a row's fields come from.
+    enum Source: Sendable {
+        /// The tracks themselves, in the model's order.
+        case memory([Track])
+        /// A reader of the track with a path (the index), nil when it is gone.
+        case reader(@Sendable (Track.ID) -> Track?)
+    }
+
+    private let source: Source
+    /// Every path's UTF-8 bytes, one after another, in the model's order.
+    private let pathBytes: [UInt8]
+    /// Where each path ends in ``pathBytes``.
+    private let pathEnds: [Int32]
+    /// Track numbers ordered by their paths' bytes: a path is found by binary search.
+    private let byPath: [Int32]
+    /// Tracks read lately, in two generations: a hit promotes a track from the older one, and
+    /// the older one is dropped when the newer one is full.
+    private let recent = Mutex<(current: [Int: Track], older: [Int: Track])>(([:], [:]))
+    /// How many tracks a generation keeps: more than a page of rows and the rows around it.
+    static let tracksKept = 512
+
+    /// The rows of `ids` (unique), their fields from `source`.
+    init(ids: some Collection<Track.ID>, source: Source) {
+        self.source = source
+        var bytes: [UInt8] = []
+        var ends: [Int32] = []
+        ends.reserveCapacity(ids.count)
+        for id in ids {
+            bytes.append(contentsOf: id.utf8)
+            ends.append(Int32(bytes.count))
+        }
+        pathBytes = bytes
+        pathEnds = ends
+        byPath = bytes.withUnsafeBufferPointer { bytes in
+            ends.withUnsafeBufferPointer { ends in
+                (0..<Int32(ends.count)).sorted { left, right in
+                    Self.compare(Self.slice(bytes, ends, Int(left)), Self.slice(bytes, ends, Int(right))) < 0
+                }
+            }
+        }
+    }
+
+    /// The number of tracks.
+    var count: Int { pathEnds.count }
+    var isEmpty: Bool { pathEnds.isEmpty }
+
+    /// Track `index`'s path relative to the library root: its identifier.
+    func id(_ index: Int) -> Track.ID {
+        let start = index == 0 ? 0 : Int(pathEnds[index - 1])
+        return String(decoding: pathBytes[start..<Int(pathEnds[index])], as: UTF8.self)
+    }
+
+    /// The number of the track whose identifier is `id`, or nil.
+    func index(ofID id: Track.ID) -> Int? {
+        var id = id
+        return id.withUTF8 { wanted in
+            pathBytes.withUnsafeBufferPointer { bytes in
+                pathEnds.withUnsafeBufferPointer { ends in
+                    var low = 0
+                    var high = byPath.count
+                    while low < high {
+                        let middle = (low + high) / 2
+                        let order = Self.compare(Self.slice(bytes, ends, Int(byPath[middle])), wanted)
+                        if order == 0 { return Int(byPath[middle]) }
+                        if order < 0 { low = middle + 1 } else { high = middle }
+                    }
+                    return nil
+                }
+            }
+        }
+    }
+
+    /// Track `index` with every field, or nil when the index no longer has it (a rescan
+    /// removed it; the tree that lists it is about to be replaced).
+    func track(_ index: Int) -> Track? {
+        switch source {
+        case .memory(let tracks):
+            return tracks[index]
+        case .reader(let read):
+            let cached: Track? = recent.withLock { recent in
+                if let track = recent.current[index] { return track }
+                guard let track = recent.older[index] else { return nil }
+                Self.remember(track, at: index, in: &recent)
+                return track
+            }
+            if let cached { return cached }
+            guard let track = read(id(index)) else { return nil }
+            recent.withLock { Self.remember(track, at: index, in: &$0) }
+            return track
+        }
+    }
+
+    private static func remember(_ track: Track, at index: Int, in recent: inout (current: [Int: Track], older: [Int: Track])) {
+        if recent.current.count >= tracksKept {
+            recent.older = recent.current
+            recent.current = [:]
+        }
+        recent.current[index] = track
+    }
+
+    private static func slice(_ bytes: UnsafeBufferPointer<UInt8>, _ ends: UnsafeBufferPointer<Int32>, _ index: Int)
+        -> UnsafeBufferPointer<UInt8>
+    {
+        let start = index == 0 ? 0 : Int(ends[index - 1])
+        return UnsafeBufferPointer(rebasing: bytes[start..<Int(ends[index])])
+    }
+
+    /// The order of two byte strings (memcmp, then length): how the index tells paths apart.
+    private static func compare(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Int {
+        let common = min(left.count, right.count)
+        if common > 0 {
+            let order = memcmp(left.baseAddress!, right.baseAddress!, common)
+            if order != 0 { return Int(order) }
+        }
+        return left.count - right.count
+    }
+}
