@@ -125,6 +125,12 @@ public final class MusicLibrary: Sendable {
         LibraryPath.fileURL(root, id)
     }
 
+    /// Every track's identifier, in the order of ``tracks()``: what a queue of the whole library
+    /// needs, without reading the tracks.
+    public func trackIDsInOrder() throws -> [Track.ID] {
+        try read { try $0.trackPathsInOrder() }
+    }
+
     /// The identifiers of every indexed track: which entries of a saved queue still exist,
     /// told without reading their tracks.
     public func trackIDs() throws -> Set<Track.ID> {

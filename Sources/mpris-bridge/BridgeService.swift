@@ -108,8 +108,10 @@ struct BridgeService: Service {
         // The index's content revision the tree and the queue were built from (read before the
         // tracks, so a scan in between is not missed).
         let shownRevision = Mutex(try? library.contentRevision)
+        // The queue first, from the paths alone: its entries are allocated together, not
+        // among the tracks read next and freed once the tree is built.
+        if await player.itemCount == 0 { await fillQueue(player, from: library, items: items) }
         let tracks = (try? library.tracks()) ?? []
-        if await player.itemCount == 0 { await fillQueue(player, with: tracks, items: items) }
         // A rescan in a child process, then the tree, the playlists and the queue's entries
         // brought up to date; one at a time, whoever asks.
         let tree = Mutex<PublishedTree?>(nil)
@@ -129,14 +131,14 @@ struct BridgeService: Service {
                 return
             }
             shownRevision.withLock { $0 = revision }
-            let tracks = try library.tracks()
             if await player.itemCount == 0 {
-                await fillQueue(player, with: tracks, items: items)
+                await fillQueue(player, from: library, items: items)
             } else {
                 // The entries are the tracks' paths: what they show is read again.
                 items.forgetDescriptions()
                 await player.refreshItemDescriptions()
             }
+            let tracks = try library.tracks()
             tree.withLock { $0 }?.update(
                 tracks: tracks, playlists: (try? library.playlists()) ?? [], folder: settings.library)
             logger.info("the media tree shows the scan's \(tracks.count) tracks")
@@ -233,10 +235,11 @@ struct BridgeService: Service {
     }
 
     /// A first start (or an emptied queue): queue the whole library, stopped at its first track.
-    private func fillQueue(_ player: QueuePlayer, with tracks: [Track], items: QueueItems) async {
-        guard !tracks.isEmpty else { return }
-        await player.replaceQueue(with: tracks.map(items.item(for:)), play: false)
-        logger.info("queued the library's \(tracks.count) tracks")
+    private func fillQueue(_ player: QueuePlayer, from library: MusicLibrary, items: QueueItems) async {
+        let ids = (try? library.trackIDsInOrder()) ?? []
+        guard !ids.isEmpty else { return }
+        await player.replaceQueue(with: ids.map(items.item(forTrack:)), play: false)
+        logger.info("queued the library's \(ids.count) tracks")
     }
 
     /// Builds the browsable tree of the library and publishes it as the media server

@@ -1,3 +1,4 @@
+import CMalloc
 import GStreamerPlayback
 import Logging
 import Synchronization
@@ -127,6 +128,9 @@ private final class Writes: Sendable {
             } else {
                 try Self.replaceFile(at: path, with: encoder.encode(SavedState(snapshot: snapshot, sequence: sequence)))
                 written.withLock { $0.state = snapshot }
+                // Encoding a long queue takes tens of megabytes of small allocations, freed
+                // again at once: give them back rather than keep them while idle.
+                if snapshot.addedOrder.count >= Self.longQueue { _ = malloc_trim(0) }
             }
             let recovered = written.withLock { written in
                 defer { written.failing = false }
@@ -144,6 +148,9 @@ private final class Writes: Sendable {
             }
         }
     }
+
+    /// The length of queue past which a whole-state write trims the heap after it.
+    static let longQueue = 5_000
 
     /// Whether two states differ at most in the current entry and its position.
     private static func samePlace(_ saved: PlayerSnapshot, _ new: PlayerSnapshot) -> Bool {
