@@ -13,10 +13,14 @@ let package = Package(
     ],
     targets: [
         // What the benchmarks share: CPU pinning and CPU time, the private bus and service child,
-        // interleaved timing, percentiles, the report's formatting and JSON.
+        // interleaved timing, percentiles, the report's formatting and JSON, the daemon started on
+        // a private bus and what /proc tells about it, files for generated media.
         .target(
             name: "BenchmarkSupport",
-            dependencies: [.product(name: "DBusTestSupport", package: "mpris-bridge")]
+            dependencies: [
+                .product(name: "DBus", package: "mpris-bridge"),
+                .product(name: "DBusTestSupport", package: "mpris-bridge"),
+            ]
         ),
         // The D-Bus layer: round trips, signal throughput, allocations.
         .executableTarget(

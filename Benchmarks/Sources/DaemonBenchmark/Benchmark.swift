@@ -196,6 +196,8 @@ struct PlayFigures: Sendable {
 }
 
 final class Benchmark {
+    /// The daemon's `--name` in every start.
+    static let playerName = "daemonbenchmark"
     let options: Options
     private var media: GeneratedMedia { GeneratedMedia(root: options.mediaDirectory) }
 
@@ -314,7 +316,9 @@ final class Benchmark {
             throw error
         }
         do {
-            let result = try await measureDaemon(work: work, bus: bus, client: BusClient(connection: client))
+            let busName = BusName(stringLiteral: "org.mpris.MediaPlayer2.\(Benchmark.playerName)")
+            let result = try await measureDaemon(
+                work: work, bus: bus, client: BusClient(connection: client, busName: busName))
             client.close()
             try await stop(bus)
             return result
@@ -346,7 +350,8 @@ final class Benchmark {
         }
         func launch(state: String, cache: String = work + "/cache-10k") -> DaemonLaunch {
             DaemonLaunch(
-                executable: options.daemon, library: media.largeLibrary, cacheDirectory: cache, stateDirectory: state)
+                executable: options.daemon, library: media.largeLibrary, cacheDirectory: cache, stateDirectory: state,
+                playerName: Benchmark.playerName)
         }
 
         // A first start fills the queue from the index and saves it: the primed state. Also warms
@@ -356,7 +361,7 @@ final class Benchmark {
         let priming = try launch(state: primedState).spawn(on: bus)
         starts.queued = try await priming.waitUntilReady().entries
         try await priming.stop()
-        try await waitUntilNameIsFree(client)
+        try await client.waitUntilNameIsFree()
         guard starts.queued == GeneratedMedia.tracksInLargeLibrary else {
             throw BenchmarkFailure(
                 description: "the daemon queued \(starts.queued) entries, expected \(GeneratedMedia.tracksInLargeLibrary)")
@@ -410,7 +415,7 @@ final class Benchmark {
         try await Task.sleep(for: options.settleTime)
         let paused = try await activity(of: daemon.probe)
         try await daemon.stop()
-        try await waitUntilNameIsFree(client)
+        try await client.waitUntilNameIsFree()
 
         // 3. With the default start-up scan (an unchanged library: it reads nothing).
         writeError("DaemonBenchmark: memory after the start-up scan...\n")
@@ -423,7 +428,7 @@ final class Benchmark {
         try await Task.sleep(for: options.settleTime)
         let scanningIdle = snapshot(scanningDaemon.probe)
         try await scanningDaemon.stop()
-        try await waitUntilNameIsFree(client)
+        try await client.waitUntilNameIsFree()
 
         // 3. The default audio sink, if this machine has an output for it.
         var autoSink = launch(state: try freshState())
@@ -441,7 +446,7 @@ final class Benchmark {
             autoSinkOutcome = "PlayPause failed: \(error)"
         }
         try await autoSinkDaemon.stop()
-        try await waitUntilNameIsFree(client)
+        try await client.waitUntilNameIsFree()
 
         // 3. The same with one album of 10 tracks: what does not depend on the queue's length.
         writeError("DaemonBenchmark: memory with a 10-track library...\n")
@@ -462,7 +467,7 @@ final class Benchmark {
         }
         let smallPlaying = snapshot(smallDaemon.probe)
         try await smallDaemon.stop()
-        try await waitUntilNameIsFree(client)
+        try await client.waitUntilNameIsFree()
 
         let activity = ActivityFigures(
             idle: idle, playing: playing, playingStatus: playingStatus, playingURL: playingURL,
@@ -521,22 +526,13 @@ final class Benchmark {
                 }
             }
             let stopped = try await daemon.stop()
-            try await waitUntilNameIsFree(client)
+            try await client.waitUntilNameIsFree()
             return (owned, ready, stopped)
         } catch {
             daemon.process.kill()
             _ = await daemon.process.waitForExit()
             throw error
         }
-    }
-
-    /// Waits until the bus has processed the last daemon's exit, so the next one can own the name.
-    private func waitUntilNameIsFree(_ client: BusClient) async throws {
-        for _ in 0..<1000 {
-            if try await client.connection.nameOwner(of: DaemonLaunch.busName) == nil { return }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        throw BenchmarkFailure(description: "\(DaemonLaunch.busName) still has an owner after its daemon exited")
     }
 
     private func currentURL(_ client: BusClient) async throws -> String {
