@@ -52,29 +52,6 @@ enum Thresholds {
     static let dbusPlayP50Milliseconds = 25.0
 }
 
-/// One run of `mpris-bridge scan`.
-struct ScanRun: Sendable {
-    /// Spawn -> exit, nanoseconds.
-    var wall: UInt64
-    /// The duration the scan prints itself ("Scan took X s"), seconds.
-    var own: Double
-    var read: Int
-    var unchanged: Int
-    var failed: Int
-    /// User + system time of the scan process, seconds.
-    var cpuSeconds: Double
-
-    var wallMilliseconds: Double { Double(wall) / 1e6 }
-
-    var json: JSON {
-        .object([
-            ("wallMilliseconds", .number(wallMilliseconds)), ("scanMilliseconds", .number(own * 1000)),
-            ("filesRead", .integer(read)), ("unchanged", .integer(unchanged)), ("failed", .integer(failed)),
-            ("cpuSeconds", .number(cpuSeconds)),
-        ])
-    }
-}
-
 /// The cold scans and unchanged rescans of one library.
 struct IndexingFigures: Sendable {
     var mix: GeneratedMedia.Mix
@@ -283,27 +260,7 @@ final class Benchmark {
     }
 
     private func runScan(library: String, cache: String) async throws -> ScanRun {
-        let cpuBefore = childrenCPUSeconds()
-        let start = monotonicNanoseconds()
-        let output = try await ChildProcess.run(
-            options.daemon, ["scan", "--library", library, "--cache-dir", cache], timeout: .seconds(1800))
-        let wall = monotonicNanoseconds() - start
-        guard output.succeeded else { throw BenchmarkFailure(description: "mpris-bridge scan failed: \(output)") }
-        // "…: N tracks, 0 playlists. Scan took 1.234 s (2000 files read, 1620 files/s): 2000 added, 0 updated,
-        // 0 removed, 0 unchanged, 0 failed"
-        let text = output.stdout
-        func number(before marker: String) -> Double? {
-            guard let range = text.firstRange(of: marker) else { return nil }
-            let head = text[..<range.lowerBound]
-            let digits = head.reversed().prefix { $0.isNumber || $0 == "." }
-            return Double(String(digits.reversed()))
-        }
-        guard let own = number(before: " s ("), let read = number(before: " files read"),
-            let unchanged = number(before: " unchanged"), let failed = number(before: " failed")
-        else { throw BenchmarkFailure(description: "cannot read the scan's summary: \(text)") }
-        return ScanRun(
-            wall: wall, own: own, read: Int(read), unchanged: Int(unchanged), failed: Int(failed),
-            cpuSeconds: childrenCPUSeconds() - cpuBefore)
+        try await ScanRun.measure(daemon: options.daemon, library: library, cache: cache)
     }
 
     // MARK: 2-4, 5b. The daemon with 10,000 tracks on a private bus
@@ -926,12 +883,4 @@ final class Benchmark {
         }
         return "\(names.count): " + counts.map { $0.1 > 1 ? "\($0.0) x\($0.1)" : $0.0 }.joined(separator: ", ")
     }
-}
-
-/// User + system time of every child process reaped so far, in seconds.
-func childrenCPUSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
