@@ -8,12 +8,13 @@ import Glibc
 struct Main {
     static func main() {
         // Parsed before the benchmark starts: bad arguments exit 64, --help 0, as ArgumentParser does.
+        // (Not an AsyncParsableCommand: runMain keeps the synchronous entry valgrind needs.)
         let options = Options.parseOrExit()
         runMain { _ in await ScaleBenchmark(options: options.resolved()).run() }
     }
 }
 
-struct Options: ParsableArguments {
+struct Options: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ScaleBenchmark",
         abstract: "Measures the mpris-bridge daemon on a generated library of N tagged tracks.",
@@ -26,7 +27,7 @@ struct Options: ParsableArguments {
             each figure beside its goal. Exits 1 when a goal is missed, 2 when the run fails.
             """)
 
-    @Option(help: "The mpris-bridge executable, a release build (default: ../.build/release/mpris-bridge).")
+    @Option(help: "The mpris-bridge executable, a release build.")
     var daemon: String = Options.packageFolder + "/../.build/release/mpris-bridge"
 
     @Option(help: "How many tracks the library has.")

@@ -195,8 +195,10 @@ final class ScaleBenchmark: Sendable {
             do {
                 try await measureRunning(first, launch: serving, client: client, into: &figures)
                 figures.stop = try await first.stop()
+                keepLog(of: first, as: "daemon-fresh.log")
             } catch {
                 await first.kill()
+                keepLog(of: first, as: "daemon-fresh.log")
                 throw error
             }
             try await client.waitUntilNameIsFree()
@@ -206,8 +208,10 @@ final class ScaleBenchmark: Sendable {
                 try await Task.sleep(for: settings.settleTime)
                 figures.afterRestart = ResidentMemory(pid: second.process.pid)
                 try await second.stop()
+                keepLog(of: second, as: "daemon-restart.log")
             } catch {
                 await second.kill()
+                keepLog(of: second, as: "daemon-restart.log")
                 throw error
             }
             connection.close()
@@ -222,6 +226,11 @@ final class ScaleBenchmark: Sendable {
                 description: "on a fresh state the daemon queued \(figures.fresh.queued) entries, expected the "
                     + "library's \(settings.tracks)")
         }
+    }
+
+    /// Keeps what the daemon logged beside the library, to read after a surprising figure.
+    private func keepLog(of daemon: RunningDaemon, as name: String) {
+        try? writeFile(library.folder + "/" + name, daemon.process.capturedStdout)
     }
 
     private func stop(_ bus: PrivateBus) async throws {

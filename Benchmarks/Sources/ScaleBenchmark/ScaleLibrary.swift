@@ -67,11 +67,12 @@ struct ScaleLibrary: Sendable {
             log("moving \(addedAlbum), left by an earlier run, out of the library")
             try rename(addedAlbum, to: stagedAlbum)
         }
-        if let text = readWholeFile(marker), text.hasPrefix(markerText) {
-            let counts = text.split(separator: " ").compactMap { Int($0) }
-            return Outcome(
-                generated: false, seconds: 0, albums: counts.count > 1 ? counts[1] : 0,
-                artists: counts.count > 2 ? counts[2] : 0, bytes: counts.count > 3 ? counts[3] : 0)
+        // "version V tracks N ALBUMS ARTISTS BYTES"
+        if let words = readWholeFile(marker)?.split(whereSeparator: { $0 == " " || $0 == "\n" }),
+            words.count == 7, words.prefix(4).joined(separator: " ") == markerText
+        {
+            let counts = words.suffix(3).map { Int($0) ?? 0 }
+            return Outcome(generated: false, seconds: 0, albums: counts[0], artists: counts[1], bytes: counts[2])
         }
         let started = monotonicNanoseconds()
         removeTree(folder)
