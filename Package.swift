@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "MPRIS", targets: ["MPRIS"]),
         .library(name: "GStreamerPlayback", targets: ["GStreamerPlayback"]),
         .library(name: "MusicLibrary", targets: ["MusicLibrary"]),
+        .library(name: "AudioTags", targets: ["AudioTags"]),
         .executable(name: "mpris-bridge", targets: ["mpris-bridge"]),
     ],
     dependencies: [

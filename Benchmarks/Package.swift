@@ -10,13 +10,19 @@ let package = Package(
         .package(name: "mpris-bridge", path: ".."),
         // Allocation counting: libMallocInterposerSwift.so, preloaded with LD_PRELOAD by Scripts/benchmark.
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
+        // The scale benchmark's options; the same requirement as the root package's.
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
         // What the benchmarks share: CPU pinning and CPU time, the private bus and service child,
-        // interleaved timing, percentiles, the report's formatting and JSON.
+        // interleaved timing, percentiles, the report's formatting and JSON, the daemon started on
+        // a private bus and what /proc tells about it, files for generated media.
         .target(
             name: "BenchmarkSupport",
-            dependencies: [.product(name: "DBusTestSupport", package: "mpris-bridge")]
+            dependencies: [
+                .product(name: "DBus", package: "mpris-bridge"),
+                .product(name: "DBusTestSupport", package: "mpris-bridge"),
+            ]
         ),
         // The D-Bus layer: round trips, signal throughput, allocations.
         .executableTarget(
@@ -62,6 +68,18 @@ let package = Package(
                 .product(name: "DBus", package: "mpris-bridge"),
                 .product(name: "DBusTestSupport", package: "mpris-bridge"),
                 .product(name: "GStreamerPlayback", package: "mpris-bridge"),
+            ]
+        ),
+        // The daemon on a large generated library (50,000 tracks by default): indexing, start and
+        // restart, memory, a head unit's walk of the tree, search, track changes, added files.
+        .executableTarget(
+            name: "ScaleBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AudioTags", package: "mpris-bridge"),
+                .product(name: "DBus", package: "mpris-bridge"),
+                .product(name: "DBusTestSupport", package: "mpris-bridge"),
             ]
         ),
     ],

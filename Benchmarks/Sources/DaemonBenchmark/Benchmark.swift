@@ -52,29 +52,6 @@ enum Thresholds {
     static let dbusPlayP50Milliseconds = 25.0
 }
 
-/// One run of `mpris-bridge scan`.
-struct ScanRun: Sendable {
-    /// Spawn -> exit, nanoseconds.
-    var wall: UInt64
-    /// The duration the scan prints itself ("Scan took X s"), seconds.
-    var own: Double
-    var read: Int
-    var unchanged: Int
-    var failed: Int
-    /// User + system time of the scan process, seconds.
-    var cpuSeconds: Double
-
-    var wallMilliseconds: Double { Double(wall) / 1e6 }
-
-    var json: JSON {
-        .object([
-            ("wallMilliseconds", .number(wallMilliseconds)), ("scanMilliseconds", .number(own * 1000)),
-            ("filesRead", .integer(read)), ("unchanged", .integer(unchanged)), ("failed", .integer(failed)),
-            ("cpuSeconds", .number(cpuSeconds)),
-        ])
-    }
-}
-
 /// The cold scans and unchanged rescans of one library.
 struct IndexingFigures: Sendable {
     var mix: GeneratedMedia.Mix
@@ -196,6 +173,8 @@ struct PlayFigures: Sendable {
 }
 
 final class Benchmark {
+    /// The daemon's `--name` in every start.
+    static let playerName = "daemonbenchmark"
     let options: Options
     private var media: GeneratedMedia { GeneratedMedia(root: options.mediaDirectory) }
 
@@ -281,27 +260,7 @@ final class Benchmark {
     }
 
     private func runScan(library: String, cache: String) async throws -> ScanRun {
-        let cpuBefore = childrenCPUSeconds()
-        let start = monotonicNanoseconds()
-        let output = try await ChildProcess.run(
-            options.daemon, ["scan", "--library", library, "--cache-dir", cache], timeout: .seconds(1800))
-        let wall = monotonicNanoseconds() - start
-        guard output.succeeded else { throw BenchmarkFailure(description: "mpris-bridge scan failed: \(output)") }
-        // "…: N tracks, 0 playlists. Scan took 1.234 s (2000 files read, 1620 files/s): 2000 added, 0 updated,
-        // 0 removed, 0 unchanged, 0 failed"
-        let text = output.stdout
-        func number(before marker: String) -> Double? {
-            guard let range = text.firstRange(of: marker) else { return nil }
-            let head = text[..<range.lowerBound]
-            let digits = head.reversed().prefix { $0.isNumber || $0 == "." }
-            return Double(String(digits.reversed()))
-        }
-        guard let own = number(before: " s ("), let read = number(before: " files read"),
-            let unchanged = number(before: " unchanged"), let failed = number(before: " failed")
-        else { throw BenchmarkFailure(description: "cannot read the scan's summary: \(text)") }
-        return ScanRun(
-            wall: wall, own: own, read: Int(read), unchanged: Int(unchanged), failed: Int(failed),
-            cpuSeconds: childrenCPUSeconds() - cpuBefore)
+        try await ScanRun.measure(daemon: options.daemon, library: library, cache: cache)
     }
 
     // MARK: 2-4, 5b. The daemon with 10,000 tracks on a private bus
@@ -314,7 +273,9 @@ final class Benchmark {
             throw error
         }
         do {
-            let result = try await measureDaemon(work: work, bus: bus, client: BusClient(connection: client))
+            let busName = BusName(stringLiteral: "org.mpris.MediaPlayer2.\(Benchmark.playerName)")
+            let result = try await measureDaemon(
+                work: work, bus: bus, client: BusClient(connection: client, busName: busName))
             client.close()
             try await stop(bus)
             return result
@@ -346,7 +307,8 @@ final class Benchmark {
         }
         func launch(state: String, cache: String = work + "/cache-10k") -> DaemonLaunch {
             DaemonLaunch(
-                executable: options.daemon, library: media.largeLibrary, cacheDirectory: cache, stateDirectory: state)
+                executable: options.daemon, library: media.largeLibrary, cacheDirectory: cache, stateDirectory: state,
+                playerName: Benchmark.playerName)
         }
 
         // A first start fills the queue from the index and saves it: the primed state. Also warms
@@ -356,7 +318,7 @@ final class Benchmark {
         let priming = try launch(state: primedState).spawn(on: bus)
         starts.queued = try await priming.waitUntilReady().entries
         try await priming.stop()
-        try await waitUntilNameIsFree(client)
+        try await client.waitUntilNameIsFree()
         guard starts.queued == GeneratedMedia.tracksInLargeLibrary else {
             throw BenchmarkFailure(
                 description: "the daemon queued \(starts.queued) entries, expected \(GeneratedMedia.tracksInLargeLibrary)")
@@ -410,7 +372,7 @@ final class Benchmark {
         try await Task.sleep(for: options.settleTime)
         let paused = try await activity(of: daemon.probe)
         try await daemon.stop()
-        try await waitUntilNameIsFree(client)
+        try await client.waitUntilNameIsFree()
 
         // 3. With the default start-up scan (an unchanged library: it reads nothing).
         writeError("DaemonBenchmark: memory after the start-up scan...\n")
@@ -423,7 +385,7 @@ final class Benchmark {
         try await Task.sleep(for: options.settleTime)
         let scanningIdle = snapshot(scanningDaemon.probe)
         try await scanningDaemon.stop()
-        try await waitUntilNameIsFree(client)
+        try await client.waitUntilNameIsFree()
 
         // 3. The default audio sink, if this machine has an output for it.
         var autoSink = launch(state: try freshState())
@@ -441,7 +403,7 @@ final class Benchmark {
             autoSinkOutcome = "PlayPause failed: \(error)"
         }
         try await autoSinkDaemon.stop()
-        try await waitUntilNameIsFree(client)
+        try await client.waitUntilNameIsFree()
 
         // 3. The same with one album of 10 tracks: what does not depend on the queue's length.
         writeError("DaemonBenchmark: memory with a 10-track library...\n")
@@ -462,7 +424,7 @@ final class Benchmark {
         }
         let smallPlaying = snapshot(smallDaemon.probe)
         try await smallDaemon.stop()
-        try await waitUntilNameIsFree(client)
+        try await client.waitUntilNameIsFree()
 
         let activity = ActivityFigures(
             idle: idle, playing: playing, playingStatus: playingStatus, playingURL: playingURL,
@@ -521,22 +483,13 @@ final class Benchmark {
                 }
             }
             let stopped = try await daemon.stop()
-            try await waitUntilNameIsFree(client)
+            try await client.waitUntilNameIsFree()
             return (owned, ready, stopped)
         } catch {
             daemon.process.kill()
             _ = await daemon.process.waitForExit()
             throw error
         }
-    }
-
-    /// Waits until the bus has processed the last daemon's exit, so the next one can own the name.
-    private func waitUntilNameIsFree(_ client: BusClient) async throws {
-        for _ in 0..<1000 {
-            if try await client.connection.nameOwner(of: DaemonLaunch.busName) == nil { return }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        throw BenchmarkFailure(description: "\(DaemonLaunch.busName) still has an owner after its daemon exited")
     }
 
     private func currentURL(_ client: BusClient) async throws -> String {
@@ -930,12 +883,4 @@ final class Benchmark {
         }
         return "\(names.count): " + counts.map { $0.1 > 1 ? "\($0.0) x\($0.1)" : $0.0 }.joined(separator: ", ")
     }
-}
-
-/// User + system time of every child process reaped so far, in seconds.
-func childrenCPUSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }

@@ -1,30 +1,33 @@
-import BenchmarkSupport
 import DBusTestSupport
 import Glibc
 
 /// What `/proc` tells about another process, read without disturbing it: memory, CPU time,
 /// context switches per thread, child processes and which mappings hold its resident memory.
-struct ProcessProbe: Sendable {
-    let pid: Int32
+public struct ProcessProbe: Sendable {
+    public let pid: Int32
+
+    public init(pid: Int32) { self.pid = pid }
 
     /// Resident memory from `/proc/PID/status` (``ResidentMemory``) and `smaps_rollup`, in kB.
-    struct Memory: Sendable {
+    public struct Memory: Sendable {
         /// Resident now (`VmRSS`).
-        var resident = 0
+        public var resident = 0
         /// The peak resident set (`VmHWM`).
-        var peak = 0
+        public var peak = 0
         /// Anonymous memory (heap, stacks, `mmap` without a file): `RssAnon`.
-        var anonymous = 0
+        public var anonymous = 0
         /// Pages of mapped files (code and data of the executable and its libraries): `RssFile`.
-        var file = 0
+        public var file = 0
         /// Proportional set size (`/proc/PID/smaps_rollup` `Pss`): shared pages divided among
         /// the processes that map them.
-        var proportional = 0
+        public var proportional = 0
         /// Pages no other process maps (`Private_Clean + Private_Dirty`): what this process alone costs.
-        var unshared = 0
-        var threads = 0
+        public var unshared = 0
+        public var threads = 0
 
-        var json: JSON {
+        public init() {}
+
+        public var json: JSON {
             .object([
                 ("vmRSSKilobytes", .integer(resident)), ("vmHWMKilobytes", .integer(peak)),
                 ("rssAnonKilobytes", .integer(anonymous)), ("rssFileKilobytes", .integer(file)),
@@ -35,37 +38,40 @@ struct ProcessProbe: Sendable {
     }
 
     /// One thread's counters.
-    struct ThreadSample: Sendable {
-        var id: Int32
-        var name: String
-        var voluntarySwitches: Int
-        var involuntarySwitches: Int
+    public struct ThreadSample: Sendable {
+        public var id: Int32
+        public var name: String
+        public var voluntarySwitches: Int
+        public var involuntarySwitches: Int
         /// Time on a CPU (`/proc/PID/task/TID/schedstat`), in nanoseconds.
-        var cpuNanoseconds: UInt64
+        public var cpuNanoseconds: UInt64
         /// Where the thread sleeps (`/proc/PID/task/TID/wchan`): `do_epoll_wait` is libdispatch's
         /// manager thread (its timers and file descriptors), `futex_do_wait` a worker or a lock.
-        var waitChannel: String
+        public var waitChannel: String
 
         /// libdispatch's manager thread, the only thread of the daemon that waits in epoll. On
         /// Linux it runs the workqueue's pool monitor, a 1 Hz timer, for as long as the process
         /// lives (swift-corelibs-libdispatch, `_dispatch_workq_monitor_pools`).
-        var isDispatchManager: Bool { waitChannel == "do_epoll_wait" }
+        public var isDispatchManager: Bool { waitChannel == "do_epoll_wait" }
     }
 
     /// Every thread's counters and the process's CPU clock ticks at one moment.
-    struct Sample: Sendable {
-        var threads: [ThreadSample]
+    public struct Sample: Sendable {
+        public var threads: [ThreadSample]
         /// `utime + stime` from `/proc/PID/stat`, in clock ticks (threads that ended included).
-        var cpuTicks: Int
-        var taken: UInt64
+        public var cpuTicks: Int
+        public var taken: UInt64
     }
 
     /// Resident memory now, nil if the process is gone.
-    func memory() -> Memory? {
+    public func memory() -> Memory? {
         guard let status = ResidentMemory(pid: pid) else { return nil }
-        var memory = Memory(
-            resident: status.resident, peak: status.peak, anonymous: status.anonymous, file: status.file,
-            threads: status.threads)
+        var memory = Memory()
+        memory.resident = status.resident
+        memory.peak = status.peak
+        memory.anonymous = status.anonymous
+        memory.file = status.file
+        memory.threads = status.threads
         for line in (readWholeFile("/proc/\(pid)/smaps_rollup") ?? "").split(separator: "\n") {
             let parts = line.split(whereSeparator: { $0 == " " || $0 == ":" })
             guard parts.count >= 2, let value = Int(parts[1]) else { continue }
@@ -78,7 +84,7 @@ struct ProcessProbe: Sendable {
         return memory
     }
 
-    func sample() -> Sample {
+    public func sample() -> Sample {
         var threads: [ThreadSample] = []
         for thread in threadIDs() {
             let base = "/proc/\(pid)/task/\(thread)"
@@ -106,7 +112,7 @@ struct ProcessProbe: Sendable {
     }
 
     /// `utime + stime` of the whole process, in clock ticks.
-    func cpuTicks() -> Int {
+    public func cpuTicks() -> Int {
         guard let text = readWholeFile("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return 0 }
         // Fields after the command name (which may contain spaces): state is field 3, utime 14, stime 15.
         let fields = text[text.index(after: close)...].split(separator: " ")
@@ -115,7 +121,7 @@ struct ProcessProbe: Sendable {
     }
 
     /// The processes whose parent is this one (the daemon's scan child), from every `/proc/N/stat`.
-    func children() -> [Int32] {
+    public func children() -> [Int32] {
         var result: [Int32] = []
         for name in directoryEntries("/proc") ?? [] {
             guard let candidate = Int32(name),
@@ -129,7 +135,7 @@ struct ProcessProbe: Sendable {
 
     /// Resident kB by mapping (`/proc/PID/smaps`): each file by its name, anonymous memory as
     /// `[heap]`, `[stack]` or `[anonymous]`, largest first.
-    func residentByMapping() -> [(name: String, kilobytes: Int)] {
+    public func residentByMapping() -> [(name: String, kilobytes: Int)] {
         guard let text = readWholeFile("/proc/\(pid)/smaps") else { return [] }
         var totals: [String: Int] = [:]
         var current = "[anonymous]"
@@ -158,32 +164,32 @@ struct ProcessProbe: Sendable {
 }
 
 /// What changed between two samples of a process.
-struct ActivityWindow: Sendable {
-    struct ThreadActivity: Sendable {
-        var id: Int32
-        var name: String
-        var switches: Int
-        var cpuMicroseconds: Double
-        var isDispatchManager: Bool
+public struct ActivityWindow: Sendable {
+    public struct ThreadActivity: Sendable {
+        public var id: Int32
+        public var name: String
+        public var switches: Int
+        public var cpuMicroseconds: Double
+        public var isDispatchManager: Bool
     }
 
-    var seconds: Double
-    var cpuTicks: Int
-    var cpuMicroseconds: Double
-    var voluntarySwitches: Int
-    var involuntarySwitches: Int
-    var switches: Int { voluntarySwitches + involuntarySwitches }
+    public var seconds: Double
+    public var cpuTicks: Int
+    public var cpuMicroseconds: Double
+    public var voluntarySwitches: Int
+    public var involuntarySwitches: Int
+    public var switches: Int { voluntarySwitches + involuntarySwitches }
     /// Threads that switched or ran, by most switches; threads that appeared count from zero.
-    var activeThreads: [ThreadActivity]
-    var threadCount: Int
+    public var activeThreads: [ThreadActivity]
+    public var threadCount: Int
     /// Threads of the first sample gone by the second (idle libdispatch workers exit after a while).
-    var endedThreads: Int
+    public var endedThreads: Int
     /// Switches of every thread but libdispatch's manager: the daemon's own wake-ups.
-    var switchesBesidesDispatchManager: Int {
+    public var switchesBesidesDispatchManager: Int {
         activeThreads.filter { !$0.isDispatchManager }.reduce(0) { $0 + $1.switches }
     }
 
-    init(from start: ProcessProbe.Sample, to end: ProcessProbe.Sample) {
+    public init(from start: ProcessProbe.Sample, to end: ProcessProbe.Sample) {
         seconds = Double(end.taken - start.taken) / 1e9
         cpuTicks = end.cpuTicks - start.cpuTicks
         let before = Dictionary(start.threads.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -215,7 +221,7 @@ struct ActivityWindow: Sendable {
         endedThreads = start.threads.filter { !remaining.contains($0.id) }.count
     }
 
-    var json: JSON {
+    public var json: JSON {
         .object([
             ("seconds", .number(seconds)), ("cpuTicks", .integer(cpuTicks)),
             ("cpuMicroseconds", .number(cpuMicroseconds)), ("voluntaryContextSwitches", .integer(voluntarySwitches)),

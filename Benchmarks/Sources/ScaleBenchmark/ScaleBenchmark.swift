@@ -1,0 +1,471 @@
+import BenchmarkSupport
+import DBus
+import DBusTestSupport
+import Glibc
+import Synchronization
+
+/// exec -> bus name, -> `ready:` and -> tree ready of one start, nanoseconds from just before the spawn.
+struct StartFigures: Sendable {
+    var busName: UInt64 = 0
+    /// `ready: N entries queued`: the tree is published and the queue filled or restored.
+    var ready: UInt64 = 0
+    /// `the media tree shows the scan's N tracks`: the start-up scan is done and the tree shows it.
+    var treeReady: UInt64 = 0
+    var queued = 0
+    /// Whether the log said the queue was restored from the saved state.
+    var restored = false
+}
+
+/// The whole tree listed in pages of 100 with every property.
+struct WalkFigures: Sendable {
+    var nanoseconds: UInt64 = 0
+    var containers = 0
+    var items = 0
+    /// Each `ListChildren` call's round trip, nanoseconds.
+    var pages: [UInt64] = []
+    /// Rows still marked `Loading` (a container not built yet answers with one).
+    var loadingRows = 0
+
+    var medianPage: UInt64 { pages.sorted()[(pages.count - 1) / 2] }
+    var worstPage: UInt64 { pages.max() ?? 0 }
+}
+
+/// `SearchObjects` on the root, a page of 100 results.
+struct SearchFigures: Sendable {
+    var query = ""
+    var first: UInt64 = 0
+    /// The calls after the first.
+    var later: [UInt64] = []
+    var rows = 0
+    var median: UInt64 { later.isEmpty ? first : later.sorted()[(later.count - 1) / 2] }
+}
+
+/// 1,000 files renamed into the library and out again.
+struct AddedFigures: Sendable {
+    var tracksBefore = 0
+    var tracksAfter = 0
+    /// rename -> the Tracks tab's first `Updated`.
+    var toUpdated: UInt64 = 0
+    /// rename -> the tab's `ChildCount` and last page show the added tracks.
+    var toVisible: UInt64 = 0
+    /// `Updated` signals of the tab until then.
+    var updates = 0
+    /// The folder renamed out again -> the tab shows the library's tracks alone.
+    var removalToVisible: UInt64 = 0
+}
+
+/// Everything one run measured.
+struct ScaleFigures: Sendable {
+    var tracks = 0
+    var library = ScaleLibrary.Outcome(generated: false, seconds: 0, albums: 0, artists: 0, bytes: 0)
+    var pageCacheDropped = false
+    var cold: ScanRun?
+    var unchanged: ScanRun?
+    var fresh = StartFigures()
+    var restart = StartFigures()
+    var idle: ResidentMemory?
+    var afterWalk: ResidentMemory?
+    var playing: ResidentMemory?
+    var afterRestart: ResidentMemory?
+    var walk = WalkFigures()
+    var trackChanges = 0
+    /// `wchar` of `/proc/PID/io` over the track changes.
+    var writtenOverTrackChanges = 0
+    var search = SearchFigures()
+    var trackListLength = 0
+    var added = AddedFigures()
+    /// `org.mprisbridge.MediaRoot1.Rescan` of the unchanged library, call -> reply.
+    var rescan: UInt64 = 0
+    /// SIGTERM -> exit of the first daemon (it saves the queue).
+    var stop: UInt64 = 0
+    var totalSeconds = 0.0
+
+    var coldFilesPerSecond: Double { cold.map { Double(tracks) / (Double($0.wall) / 1e9) } ?? 0 }
+    var writtenPerTrackChange: Double { Double(writtenOverTrackChanges) / Double(max(1, trackChanges)) }
+}
+
+/// Generates (or reuses) the library, then measures the daemon on it. Every process it starts, the
+/// bus and the daemons, is stopped by its pid, also when a step fails.
+final class ScaleBenchmark: Sendable {
+    static let playerName = "mprisbridge"
+    static let container: InterfaceName = "org.gnome.UPnP.MediaContainer2"
+    static let pageSize = 100
+    /// What a UPnP renderer sends through Rygel. (`Type derivedfrom "audio"` would find no track:
+    /// the tree's tracks are of type `music`, which is not derived from `audio` there.)
+    static let searchQuery = "upnp:class derivedfrom \"object.item.audioItem\" and DisplayName contains \"love\""
+
+    let settings: Settings
+    let library: ScaleLibrary
+
+    init(options: Settings) {
+        settings = options
+        library = ScaleLibrary(folder: options.folder, tracks: options.tracks)
+    }
+
+    /// Runs everything and prints the report; returns the exit status: 0 every goal met, 1 one
+    /// missed, 2 the run failed.
+    func run() async -> Int32 {
+        let started = monotonicNanoseconds()
+        guard access(settings.daemon, X_OK) == 0 else {
+            writeError(
+                "ScaleBenchmark: no executable at \(settings.daemon); build it with "
+                    + "`swift build -c release --product mpris-bridge` or pass --daemon PATH\n")
+            return 2
+        }
+        var figures = ScaleFigures()
+        figures.tracks = settings.tracks
+        do {
+            figures.library = try await library.prepare(log: log)
+            log(
+                figures.library.generated
+                    ? "generated \(grouped(settings.tracks)) tracks in \(fixed(figures.library.seconds, 1)) s"
+                    : "reusing the library in \(library.folder)")
+            try await measureIndexing(into: &figures)
+            try await measureDaemon(into: &figures)
+        } catch {
+            writeError("ScaleBenchmark: \(error)\n")
+            return 2
+        }
+        figures.totalSeconds = Double(monotonicNanoseconds() - started) / 1e9
+        let report = ScaleReport(figures: figures, settings: settings)
+        print(report.text)
+        if let path = settings.jsonPath, !report.json.writeFigures(to: path, benchmark: "ScaleBenchmark") { return 2 }
+        return report.allGoalsMet ? 0 : 1
+    }
+
+    private func log(_ text: String) { writeError("ScaleBenchmark: \(text)\n") }
+
+    private var cache: String { library.folder + "/cache" }
+    private var state: String { library.folder + "/state" }
+
+    // MARK: Indexing
+
+    /// `mpris-bridge scan` into an empty cache folder with the page cache dropped (when this
+    /// process may), then again on the unchanged library.
+    private func measureIndexing(into figures: inout ScaleFigures) async throws {
+        removeTree(cache)
+        removeTree(state)
+        try makeDirectories(cache)
+        sync()
+        figures.pageCacheDropped = dropPageCache()
+        log("indexing \(library.music) cold (page cache \(figures.pageCacheDropped ? "dropped" : "warm"))...")
+        let cold = try await ScanRun.measure(
+            daemon: settings.daemon, library: library.music, cache: cache, arguments: ["--no-notify"])
+        guard cold.failed == 0, cold.read >= settings.tracks else {
+            throw BenchmarkFailure(
+                description: "the cold scan read \(cold.read) files with \(cold.failed) failures, expected "
+                    + "\(settings.tracks) tracks and none")
+        }
+        figures.cold = cold
+        let unchanged = try await ScanRun.measure(
+            daemon: settings.daemon, library: library.music, cache: cache, arguments: ["--no-notify"])
+        guard unchanged.read == 0 else {
+            throw BenchmarkFailure(description: "the scan of the unchanged library read \(unchanged.read) files")
+        }
+        figures.unchanged = unchanged
+    }
+
+    /// Writes 3 to `/proc/sys/vm/drop_caches` (page cache, dentries and inodes); false when not allowed.
+    private func dropPageCache() -> Bool {
+        let fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return write(fd, "3\n", 2) == 2
+    }
+
+    // MARK: The daemon
+
+    private func measureDaemon(into figures: inout ScaleFigures) async throws {
+        let bus = try await PrivateBus.start()
+        let connection: Connection
+        do { connection = try await Connection.connect(to: .address(bus.address)) } catch {
+            await bus.stop()
+            throw error
+        }
+        let launch = DaemonLaunch(
+            executable: settings.daemon, library: library.music, cacheDirectory: cache, stateDirectory: state,
+            playerName: Self.playerName)
+        let client = BusClient(connection: connection, busName: launch.busName)
+        do {
+            // As a user runs it: a start-up scan, then the folder followed.
+            var serving = launch
+            serving.scansAtStart = true
+            log("starting mpris-bridge on a fresh state...")
+            let first = try await timedStart(serving, bus: bus, client: client, into: &figures.fresh)
+            do {
+                try await measureRunning(first, launch: serving, client: client, into: &figures)
+                figures.stop = try await first.stop()
+                keepLog(of: first, as: "daemon-fresh.log")
+            } catch {
+                await first.kill()
+                keepLog(of: first, as: "daemon-fresh.log")
+                throw error
+            }
+            try await client.waitUntilNameIsFree()
+            log("restarting it, the queue restored...")
+            let second = try await timedStart(serving, bus: bus, client: client, into: &figures.restart)
+            do {
+                try await Task.sleep(for: settings.settleTime)
+                figures.afterRestart = ResidentMemory(pid: second.process.pid)
+                try await second.stop()
+                keepLog(of: second, as: "daemon-restart.log")
+            } catch {
+                await second.kill()
+                keepLog(of: second, as: "daemon-restart.log")
+                throw error
+            }
+            connection.close()
+            try await stop(bus)
+        } catch {
+            connection.close()
+            await bus.stop()
+            throw error
+        }
+        guard figures.fresh.queued == settings.tracks else {
+            throw BenchmarkFailure(
+                description: "on a fresh state the daemon queued \(figures.fresh.queued) entries, expected the "
+                    + "library's \(settings.tracks)")
+        }
+    }
+
+    /// Keeps what the daemon logged beside the library, to read after a surprising figure.
+    private func keepLog(of daemon: RunningDaemon, as name: String) {
+        try? writeFile(library.folder + "/" + name, daemon.process.capturedStdout)
+    }
+
+    private func stop(_ bus: PrivateBus) async throws {
+        await bus.stop()
+        if kill(bus.daemonPID, 0) == 0 || errno != ESRCH {
+            throw BenchmarkFailure(description: "the bus daemon (pid \(bus.daemonPID)) is still there")
+        }
+    }
+
+    /// Spawns the daemon and waits until its tree is ready: exec -> bus name owned, -> `ready:`,
+    /// -> the start-up scan shown in the tree. Kills it if it does not get there.
+    private func timedStart(
+        _ launch: DaemonLaunch, bus: PrivateBus, client: BusClient, into figures: inout StartFigures
+    ) async throws -> RunningDaemon {
+        let owners = try await client.ownerChanges()
+        let daemon = try launch.spawn(on: bus)
+        do {
+            async let owned = awaitOwned(owners, timeout: .seconds(120))
+            let ready = try await daemon.waitUntilReady(timeout: .seconds(600))
+            let treeReady = try await daemon.waitForLog(
+                containing: "the media tree shows the scan's", timeout: .seconds(600)
+            ).at
+            figures.busName = try await owned - daemon.spawnedAt
+            figures.ready = ready.at - daemon.spawnedAt
+            figures.treeReady = treeReady - daemon.spawnedAt
+            figures.queued = ready.entries
+            figures.restored = daemon.process.capturedStdout.contains("restored a queue of")
+            return daemon
+        } catch {
+            await daemon.kill()
+            throw error
+        }
+    }
+
+    /// What is measured while the first daemon runs, in the order a head unit would cause it.
+    private func measureRunning(
+        _ daemon: RunningDaemon, launch: DaemonLaunch, client: BusClient, into figures: inout ScaleFigures
+    ) async throws {
+        let pid = daemon.process.pid
+        try await Task.sleep(for: settings.settleTime)
+        figures.idle = ResidentMemory(pid: pid)
+
+        log("walking the whole tree in pages of \(Self.pageSize)...")
+        figures.walk = try await walk(launch, client: client)
+        try await Task.sleep(for: settings.settleTime)
+        figures.afterWalk = ResidentMemory(pid: pid)
+
+        let root = Proxy(
+            client.connection, destination: client.busName, path: "/org/mpris/MediaPlayer2",
+            interface: "org.mpris.MediaPlayer2.TrackList")
+        figures.trackListLength = try await root.property("Tracks", as: [ObjectPath].self).count
+
+        figures.search = try await search(launch, client: client)
+
+        log("playing...")
+        let _: () = try await client.player.call("Play")
+        try await waitForStatus("Playing", client: client)
+        try await Task.sleep(for: settings.settleTime)
+        let status = try await client.playbackStatus()
+        guard status == "Playing" else {
+            throw BenchmarkFailure(description: "\(settings.settleTime) after Play the daemon is \(status)")
+        }
+        figures.playing = ResidentMemory(pid: pid)
+        let _: () = try await client.player.call("Stop")
+
+        // Each change is saved (the resume point); the saves are coalesced, so the calls are
+        // spaced as a listener's would be rather than sent at once.
+        let before = try writtenBytes(pid)
+        for _ in 0..<settings.trackChanges {
+            let _: () = try await client.player.call("Next")
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .seconds(1))
+        figures.writtenOverTrackChanges = try writtenBytes(pid) - before
+        figures.trackChanges = settings.trackChanges
+
+        log("adding \(ScaleLibrary.addedTrackCount) files to the library...")
+        figures.added = try await addFiles(launch, client: client)
+
+        let rescan = Proxy(
+            client.connection, destination: launch.treeName, path: launch.treeRoot,
+            interface: "org.mprisbridge.MediaRoot1", timeout: .seconds(600))
+        let rescanStart = monotonicNanoseconds()
+        let _: () = try await rescan.call("Rescan")
+        figures.rescan = monotonicNanoseconds() - rescanStart
+    }
+
+    private func waitForStatus(_ wanted: String, client: BusClient) async throws {
+        for _ in 0..<1000 {
+            if try await client.playbackStatus() == wanted { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw BenchmarkFailure(description: "PlaybackStatus is not \(wanted) after 10 s")
+    }
+
+    /// `wchar` of `/proc/PID/io`: bytes the process passed to write calls (files, sockets, pipes).
+    private func writtenBytes(_ pid: Int32) throws -> Int {
+        for line in (readWholeFile("/proc/\(pid)/io") ?? "").split(separator: "\n") where line.hasPrefix("wchar:") {
+            if let value = Int(line.dropFirst(6).drop { $0 == " " }) { return value }
+        }
+        throw BenchmarkFailure(description: "cannot read wchar from /proc/\(pid)/io")
+    }
+
+    // MARK: The tree
+
+    private func container(_ path: ObjectPath, _ launch: DaemonLaunch, _ client: BusClient) -> Proxy {
+        Proxy(client.connection, destination: launch.treeName, path: path, interface: Self.container, timeout: .seconds(120))
+    }
+
+    /// Lists every container from the root, depth first, in pages of 100 with every property, one
+    /// call at a time as a head unit does; a container's `ChildCount` (from its parent's row) says
+    /// when its last page is reached, or else a short page does.
+    private func walk(_ launch: DaemonLaunch, client: BusClient) async throws -> WalkFigures {
+        var figures = WalkFigures()
+        var pending: [(path: ObjectPath, childCount: Int?)] = [(launch.treeRoot, nil)]
+        let start = monotonicNanoseconds()
+        while let next = pending.popLast() {
+            let (path, childCount) = next
+            figures.containers += 1
+            let proxy = container(path, launch, client)
+            var offset = 0
+            while true {
+                let before = monotonicNanoseconds()
+                let page: [[String: Variant]] = try await proxy.call(
+                    "ListChildren", UInt32(offset), UInt32(Self.pageSize), ["*"])
+                figures.pages.append(monotonicNanoseconds() - before)
+                for row in page {
+                    guard let type = try row["Type"]?.get(String.self), let child = try row["Path"]?.get(ObjectPath.self)
+                    else { throw BenchmarkFailure(description: "a child of \(path) has no Type or Path") }
+                    if try row["Loading"]?.get(Bool.self) == true {
+                        figures.loadingRows += 1
+                    } else if type != "container" {
+                        figures.items += 1
+                    } else if try row["Informative"]?.get(Bool.self) != true {
+                        pending.append((child, (try row["ChildCount"]?.get(UInt32.self)).map(Int.init)))
+                    }
+                }
+                offset += page.count
+                if page.count < Self.pageSize || offset >= (childCount ?? Int.max) { break }
+            }
+        }
+        figures.nanoseconds = monotonicNanoseconds() - start
+        return figures
+    }
+
+    private func search(_ launch: DaemonLaunch, client: BusClient) async throws -> SearchFigures {
+        var figures = SearchFigures()
+        figures.query = Self.searchQuery
+        let root = container(launch.treeRoot, launch, client)
+        for index in 0..<settings.searches {
+            let start = monotonicNanoseconds()
+            let rows: [[String: Variant]] = try await root.call(
+                "SearchObjects", Self.searchQuery, UInt32(0), UInt32(Self.pageSize), ["*"])
+            let took = monotonicNanoseconds() - start
+            if index == 0 {
+                figures.first = took
+                figures.rows = rows.count
+            } else {
+                figures.later.append(took)
+            }
+        }
+        return figures
+    }
+
+    // MARK: Added files
+
+    /// Renames the staged album (1,000 tracks) into the library in one `rename(2)`, as a file
+    /// manager moves a folder, and waits until the Tracks tab has sent `Updated` and lists them;
+    /// then renames it out again and waits until the tab is back to the library's tracks.
+    private func addFiles(_ launch: DaemonLaunch, client: BusClient) async throws -> AddedFigures {
+        var figures = AddedFigures()
+        let tab = launch.treeRoot.appending("tracks")
+        let proxy = container(tab, launch, client)
+        figures.tracksBefore = Int(try await proxy.property("ChildCount", as: UInt32.self))
+        let expected = figures.tracksBefore + ScaleLibrary.addedTrackCount
+        let updates = ArrivalTimes()
+        let stream = try await client.connection.signals(
+            matching: MatchRule(sender: launch.treeName, path: tab, interface: Self.container, member: "Updated"))
+        let listener = Task {
+            for try await _ in stream {
+                updates.note()
+            }
+        }
+        defer { listener.cancel() }
+        // The signal subscription is in place once a round trip to the daemon has come back.
+        _ = try await proxy.property("ChildCount", as: UInt32.self)
+
+        /// Waits until `count` tracks show: after each `Updated`, the tab's ChildCount and its last page.
+        func waitForCount(_ count: Int, since start: UInt64) async throws -> UInt64 {
+            var checked = updates.count
+            let deadline = start + 600 * 1_000_000_000
+            while monotonicNanoseconds() < deadline {
+                let received = updates.count
+                if received > checked {
+                    checked = received
+                    let shown = Int(try await proxy.property("ChildCount", as: UInt32.self))
+                    if shown == count {
+                        let last: [[String: Variant]] = try await proxy.call(
+                            "ListChildren", UInt32(count - 1), UInt32(Self.pageSize), ["Path"])
+                        if last.count == 1 { return monotonicNanoseconds() }
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            throw BenchmarkFailure(description: "the Tracks tab did not show \(count) tracks within 600 s")
+        }
+
+        let addedAt = monotonicNanoseconds()
+        try rename(library.stagedAlbum, to: library.addedAlbum)
+        do {
+            figures.toVisible = try await waitForCount(expected, since: addedAt) - addedAt
+            let received = updates.all
+            figures.toUpdated = (received.first ?? addedAt) - addedAt
+            figures.updates = received.count
+            figures.tracksAfter = expected
+        } catch {
+            try? rename(library.addedAlbum, to: library.stagedAlbum)
+            throw error
+        }
+        let removedAt = monotonicNanoseconds()
+        try rename(library.addedAlbum, to: library.stagedAlbum)
+        figures.removalToVisible = try await waitForCount(figures.tracksBefore, since: removedAt) - removedAt
+        return figures
+    }
+}
+
+/// When each signal of a subscription arrived, noted by the task that receives them.
+private final class ArrivalTimes: Sendable {
+    private let times = Mutex<[UInt64]>([])
+
+    func note() {
+        let now = monotonicNanoseconds()
+        times.withLock { $0.append(now) }
+    }
+
+    var count: Int { times.withLock { $0.count } }
+    var all: [UInt64] { times.withLock { $0 } }
+}
