@@ -48,6 +48,14 @@ public protocol PlayableContentDataSource: Sendable {
     /// match `query`, in the order to show them. Items may be at any depth
     /// below the container. Default: throws ``ContentError/searchNotSupported``.
     func searchContent(matching query: ContentQuery, in indexPath: IndexPath) async throws -> [IndexPath]
+
+    /// The identifiers of the containers whose children changed (added, removed, moved, or
+    /// showing anything else) since the manager last asked; `""` stands for the root. Nil
+    /// when the data source cannot tell. The manager asks when a batch of updates ends, and
+    /// then reads again only the containers named, rather than every container remotes have
+    /// read (after a head unit walked a large library, every container there is).
+    /// Default: nil.
+    func changedContainerIdentifiers() -> Set<String>?
 }
 
 extension PlayableContentDataSource {
@@ -55,6 +63,7 @@ extension PlayableContentDataSource {
     public func childItemsDisplayPlaybackProgress(at indexPath: IndexPath) -> Bool { false }
     public func contentItem(forIdentifier identifier: String) async throws -> ContentItem? { nil }
     public var supportsSearch: Bool { false }
+    public func changedContainerIdentifiers() -> Set<String>? { nil }
     public func searchContent(matching query: ContentQuery, in indexPath: IndexPath) async throws -> [IndexPath] {
         throw ContentError.searchNotSupported
     }

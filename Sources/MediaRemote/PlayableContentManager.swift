@@ -266,6 +266,7 @@ public final class PlayableContentManager: Sendable {
     private func rereadAll() -> [[String]] {
         defer { forgetLeastRecentlyUsed() }
         guard let dataSource = state.withLock({ $0.dataSource }) else { return [] }
+        if let named = dataSource.changedContainerIdentifiers() { return reread(named, from: dataSource) }
         var changed: [[String]] = []
         var queue = state.withLock { state in [ContentTree.rootID].filter { state.tree[$0].children != nil } }
         var next = 0
@@ -278,6 +279,21 @@ public final class PlayableContentManager: Sendable {
             queue += merged.readChildren
         }
         return changed + changedForgottenContainers(dataSource)
+    }
+
+    /// Reads again the containers of the copy that the data source says changed, parents
+    /// before children, and checks the forgotten ones it names.
+    private func reread(_ named: Set<String>, from dataSource: any PlayableContentDataSource) -> [[String]] {
+        guard !named.isEmpty else { return [] }
+        let containers = state.withLock { state in
+            state.tree.readContainers().filter { named.contains(state.tree[$0].item?.identifier ?? "") }
+        }
+        var changed: [[String]] = []
+        for id in containers {
+            guard let indexPath = state.withLock({ $0.tree.exists(id) ? $0.tree.indexPath(of: id) : nil }) else { continue }
+            changed += merge(Self.read(dataSource, at: indexPath), into: id, completing: false).changed
+        }
+        return changed + changedForgottenContainers(dataSource, among: named)
     }
 
     // MARK: Keeping the copy bounded
@@ -312,8 +328,18 @@ public final class PlayableContentManager: Sendable {
     /// The forgotten containers whose rows differ from when they were forgotten (or that are
     /// gone), read from the data source as they are now; their fingerprints are brought up to
     /// date. A container read into the copy again since is left to the copy.
-    private func changedForgottenContainers(_ dataSource: any PlayableContentDataSource) -> [[String]] {
-        let forgotten = state.withLock { $0.forgotten }
+    ///
+    /// With `named`, only the forgotten containers whose identifier it holds are checked.
+    private func changedForgottenContainers(_ dataSource: any PlayableContentDataSource, among named: Set<String>? = nil)
+        -> [[String]]
+    {
+        var forgotten = state.withLock { $0.forgotten }
+        if let named {
+            // A key is the identifier, or the identifier, a NUL and a number for a repeated one.
+            forgotten = forgotten.filter { path, _ in
+                named.contains(String((path.last ?? "").split(separator: "\u{0}", omittingEmptySubsequences: false)[0]))
+            }
+        }
         guard !forgotten.isEmpty else { return [] }
         // Reads of containers on the way, shared within this pass.
         var reads: [IndexPath: ContentTree.ContainerRead] = [:]

@@ -41,7 +41,7 @@ import Synchronization
 /// builds a new snapshot and swaps it in whole, so a reader never sees half of one.
 public final class LibraryContent: PlayableContentDataSource {
     /// Whether the library can show its music yet; decides the root's informative row.
-    public enum Status: Sendable, Equatable {
+    public enum Status: Sendable, Hashable {
         /// Indexed; the tracks shown are the library's.
         case ready
         /// The first index is being built.
@@ -92,6 +92,8 @@ public final class LibraryContent: PlayableContentDataSource {
     struct State {
         var model: LibraryContentModel
         var status: Status
+        /// The containers changed by updates since the manager last asked.
+        var changedContainers: Set<String> = []
     }
 
     /// The current snapshot and status; held only to copy them out.
@@ -146,9 +148,31 @@ public final class LibraryContent: PlayableContentDataSource {
     /// new one, never a mix. Call it between the manager's
     /// ``PlayableContentManager/beginUpdates()`` and ``PlayableContentManager/endUpdates()`` so
     /// that remotes hear of the change. Tracks repeating an earlier track's id are left out.
+    ///
+    /// The containers whose rows differ between the two trees are told to the manager when the
+    /// batch ends (``changedContainerIdentifiers()``), so it reads again only those.
     public func update(tracks: [Track], playlists: [Playlist]) {
         let model = LibraryContentModel(tracks: tracks, playlists: playlists, reader: rowReader)
-        state.withLock { $0.model = model }
+        let (old, status) = snapshot
+        let before = old.containerSignatures(showingInformative: Self.showsInformative(old, status), status: status)
+        let after = model.containerSignatures(showingInformative: Self.showsInformative(model, status), status: status)
+        var changed = Set(before.keys.filter { after[$0] != before[$0] })
+        changed.formUnion(after.keys.filter { before[$0] == nil })
+        state.withLock { state in
+            state.model = model
+            state.changedContainers.formUnion(changed)
+            // The root's informative row depends on the status, which may have changed meanwhile.
+            if state.status != status { state.changedContainers.insert("") }
+        }
+    }
+
+    /// The containers changed by ``update(tracks:playlists:)`` and ``setStatus(_:)`` since the
+    /// last call; see ``PlayableContentDataSource/changedContainerIdentifiers()``.
+    public func changedContainerIdentifiers() -> Set<String>? {
+        state.withLock { state in
+            defer { state.changedContainers = [] }
+            return state.changedContainers
+        }
     }
 
     /// Whether the library can show its music yet. While it has no tracks and is not
@@ -160,7 +184,10 @@ public final class LibraryContent: PlayableContentDataSource {
     /// Changes ``status``; like ``update(tracks:playlists:)``, call it inside a batch of the
     /// manager's updates so remotes see the informative row change.
     public func setStatus(_ status: Status) {
-        state.withLock { $0.status = status }
+        state.withLock { state in
+            if state.status != status { state.changedContainers.insert("") }
+            state.status = status
+        }
     }
 
     private var snapshot: (LibraryContentModel, Status) { state.withLock { ($0.model, $0.status) } }

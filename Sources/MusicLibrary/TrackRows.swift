@@ -31,15 +31,20 @@ final class TrackRows: Sendable {
     private let pathEnds: [Int32]
     /// Track numbers ordered by their paths' bytes: a path is found by binary search.
     private let byPath: [Int32]
+    /// Each track's hash as it was read (every field, its cover's source too): what tells a
+    /// rebuilt tree's changed rows from those it shows as before.
+    let fingerprints: [Int]
     /// Tracks read lately, in two generations: a hit promotes a track from the older one, and
     /// the older one is dropped when the newer one is full.
     private let recent = Mutex<(current: [Int: Track], older: [Int: Track])>(([:], [:]))
     /// How many tracks a generation keeps: more than a page of rows and the rows around it.
     static let tracksKept = 512
 
-    /// The rows of `ids` (unique), their fields from `source`.
-    init(ids: some Collection<Track.ID>, source: Source) {
-        self.source = source
+    /// The rows of `tracks` (unique ids), their fields from `source` when it is a reader.
+    init(_ tracks: [Track], reader: (@Sendable (Track.ID) -> Track?)?) {
+        source = reader.map { .reader($0) } ?? .memory(tracks)
+        fingerprints = tracks.map(\.hashValue)
+        let ids = tracks.lazy.map(\.id)
         var bytes: [UInt8] = []
         var ends: [Int32] = []
         ends.reserveCapacity(ids.count)

@@ -522,4 +522,69 @@ import Testing
         let after = try await manager.listChildren(of: ["artists", "artist:ABBA", "album:ABBA\u{1F}Arrival"])
         #expect(after.entries.last?.item.title == "Tiger")
     }
+
+    /// After a remote read every container, a retagged track makes the manager read again only
+    /// the containers the tree names as changed, and announce exactly those that list it.
+    @Test func anUpdateRereadsOnlyTheContainersItChanged() async throws {
+        let content = Self.makeContent()
+        let source = CountingSource(content)
+        let manager = PlayableContentManager(dataSource: source)
+        var containers = 0
+        var paths: [[String]] = [[]]
+        while let path = paths.popLast() {
+            containers += 1
+            for entry in try await manager.listChildren(of: path).entries where entry.item.isContainer {
+                paths.append(entry.path)
+            }
+        }
+        let changes = Mutex<[[String]]>([])
+        let observation = manager.observe { change in
+            if case .containersUpdated(let paths) = change { changes.withLock { $0 += paths } }
+        }
+        defer { observation.cancel() }
+        source.reads.withLock { $0 = [] }
+
+        var retagged = Self.tracks
+        let index = try #require(retagged.firstIndex { $0.id == "ABBA/Waterloo/01.flac" })
+        retagged[index].title = "Waterloo (Remastered)"
+        manager.beginUpdates()
+        content.update(tracks: retagged, playlists: Self.playlists)
+        manager.endUpdates()
+
+        #expect(
+            Set(changes.withLock { $0 }) == [
+                ["albums", "album:ABBA\u{1F}Waterloo"], ["artists", "artist:ABBA", "album:ABBA\u{1F}Waterloo"],
+                ["tracks"], ["folders", "folder:ABBA", "folder:ABBA/Waterloo"],
+                ["playlists", "playlist:Playlists/road.m3u8"],
+            ])
+        let reread = source.reads.withLock { $0 }
+        #expect(containers > 30)
+        #expect(reread.count <= 10, "read again \(reread.count) of \(containers) containers: \(reread)")
+        #expect(try await manager.listChildren(of: ["tracks"]).entries.contains { $0.item.title == "Waterloo (Remastered)" })
+
+        // An update that changes nothing reads nothing again and announces nothing.
+        source.reads.withLock { $0 = [] }
+        changes.withLock { $0 = [] }
+        manager.beginUpdates()
+        content.update(tracks: retagged, playlists: Self.playlists)
+        manager.endUpdates()
+        #expect(source.reads.withLock { $0 }.isEmpty)
+        #expect(changes.withLock { $0 }.isEmpty)
+    }
+}
+
+/// A data source that forwards to another and records the containers whose children are counted.
+final class CountingSource: PlayableContentDataSource {
+    let inner: LibraryContent
+    let reads = Mutex<[IndexPath]>([])
+    init(_ inner: LibraryContent) { self.inner = inner }
+    func numberOfChildItems(at indexPath: IndexPath) -> Int {
+        reads.withLock { $0.append(indexPath) }
+        return inner.numberOfChildItems(at: indexPath)
+    }
+    func contentItem(at indexPath: IndexPath) -> ContentItem? { inner.contentItem(at: indexPath) }
+    func contentItem(forIdentifier identifier: String) async throws -> ContentItem? {
+        try await inner.contentItem(forIdentifier: identifier)
+    }
+    func changedContainerIdentifiers() -> Set<String>? { inner.changedContainerIdentifiers() }
 }
