@@ -114,7 +114,7 @@ struct MediaTreeNodes: Sendable {
         } else {
             // MediaItem2: only what is known, as the specification makes these optional.
             let media = item.media
-            add("URLs", .array(.string, [media?.url].compactMap { $0.map { .string($0.absoluteString) } }))
+            add("URLs", .array(.string, [media?.urlString].compactMap { $0.map { .string($0) } }))
             add("MIMEType", .string(media?.mimeType ?? (item.isStreamingContent ? "audio/mpeg" : "application/octet-stream")))
             if let size = media?.size { add("Size", .int64(size)) }
             if let artist = media?.artist { add("Artist", .string(artist)) }

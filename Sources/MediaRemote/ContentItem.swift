@@ -84,7 +84,15 @@ public struct ContentItem: Sendable, Hashable, Identifiable {
 /// (a MediaServer2 consumer such as Rygel). Every field is optional.
 public struct ContentMedia: Sendable, Hashable {
     /// Where the media is (`file:` or `http(s):`).
-    public var url: URL?
+    ///
+    /// Kept as its text (``urlString``): a `URL` value costs several times its text, and a
+    /// manager's copy holds tens of thousands of rows.
+    public var url: URL? {
+        get { urlString.flatMap { URL(string: $0) } }
+        set { urlString = newValue?.absoluteString }
+    }
+    /// ``url``'s absolute text, as remotes are given it.
+    public private(set) var urlString: String?
     /// The MIME type of the stream (`audio/ogg`).
     public var mimeType: String?
     /// Its length; `nil` for a live stream or when unknown.
@@ -108,7 +116,7 @@ public struct ContentMedia: Sendable, Hashable {
         artist: String? = nil, album: String? = nil, genre: String? = nil, trackNumber: Int? = nil,
         date: String? = nil, creationDate: Date? = nil, modificationDate: Date? = nil
     ) {
-        self.url = url
+        self.urlString = url?.absoluteString
         self.mimeType = mimeType
         self.duration = duration
         self.size = size
