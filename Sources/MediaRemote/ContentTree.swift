@@ -33,12 +33,17 @@ struct ContentTree {
         var owesUpdate = false
         /// When a remote last reached this node or a node below it (``touch(_:)``).
         var lastUse: UInt64 = 0
+        /// For a container served page by page from the data source (a large one holding only
+        /// items): how many children it has. None of them is copied; `children` is empty.
+        var pagedCount: Int?
     }
 
     /// What the data source said about one container's children.
     struct ContainerRead: Sendable {
         var items: [(sourceIndex: Int, item: ContentItem)]
         var displaysProgress: Bool
+        /// Set, with no items, for a container served page by page: its number of children.
+        var pagedCount: Int? = nil
     }
 
     static let rootID = 0
@@ -182,9 +187,28 @@ struct ContentTree {
     ///
     /// Adds to `changed` the containers a remote must re-list: `id` if its
     /// rows differ in any way, and each kept child container whose own row changed.
+    ///
+    /// A paged read (``ContainerRead/pagedCount``) leaves `id` with no children copied; it
+    /// counts as changed whenever it was read before, since its rows are not there to compare.
     mutating func merge(_ read: ContainerRead, into id: Int, complete: Bool, changed: inout Set<Int>) {
         guard exists(id) else { return }
         let old = self[id]
+        if let count = read.pagedCount {
+            for child in old.children ?? [] { removeSubtree(child) }
+            self[id].children = []
+            self[id].childByKey = [:]
+            self[id].informativeCount = 0
+            self[id].containerCount = 0
+            self[id].displaysProgress = read.displaysProgress
+            self[id].pagedCount = count
+            if complete {
+                self[id].isComplete = true
+                self[id].owesUpdate = false
+            }
+            if old.children != nil { changed.insert(id) }
+            return
+        }
+        self[id].pagedCount = nil
         var children: [Int] = []
         children.reserveCapacity(read.items.count)
         var byKey: [String: Int] = [:]
@@ -247,6 +271,7 @@ struct ContentTree {
         self[id].isComplete = false
         self[id].informativeCount = 0
         self[id].containerCount = 0
+        self[id].pagedCount = nil
     }
 
     private mutating func removeSubtree(_ id: Int) {

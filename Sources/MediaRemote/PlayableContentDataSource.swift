@@ -56,6 +56,17 @@ public protocol PlayableContentDataSource: Sendable {
     /// read (after a head unit walked a large library, every container there is).
     /// Default: nil.
     func changedContainerIdentifiers() -> Set<String>?
+
+    /// Whether every child of the container at `indexPath` is an item: no container, no
+    /// informative row. A manager serves such a container, when it is large, page by page
+    /// from the data source instead of copying it (see
+    /// ``PlayableContentManager/pagedContainerThreshold``). Default: false.
+    func childItemsAreAllLeaves(at indexPath: IndexPath) -> Bool
+
+    /// Where the child with `identifier` is in the container at `indexPath`, or nil when it
+    /// is not there; asked to find a row of a container served page by page. Default: nil,
+    /// and the manager looks at the container's rows one by one.
+    func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int?
 }
 
 extension PlayableContentDataSource {
@@ -64,6 +75,8 @@ extension PlayableContentDataSource {
     public func contentItem(forIdentifier identifier: String) async throws -> ContentItem? { nil }
     public var supportsSearch: Bool { false }
     public func changedContainerIdentifiers() -> Set<String>? { nil }
+    public func childItemsAreAllLeaves(at indexPath: IndexPath) -> Bool { false }
+    public func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int? { nil }
     public func searchContent(matching query: ContentQuery, in indexPath: IndexPath) async throws -> [IndexPath] {
         throw ContentError.searchNotSupported
     }

@@ -82,13 +82,25 @@ public final class PlayableContentManager: Sendable {
     /// cost more than it frees.
     public let maximumCachedRows: Int
 
+    /// The number of children past which a container holding only items
+    /// (``PlayableContentDataSource/childItemsAreAllLeaves(at:)``) is not copied: each listing
+    /// reads the page it shows from the data source, and a row below it is found with
+    /// ``PlayableContentDataSource/indexOfChild(withIdentifier:inContainerAt:)``. Such a
+    /// container (the Tracks tab of a large library) would otherwise cost tens of megabytes
+    /// and be read whole before its first page. Its rows are not in introspection, and a
+    /// batch of updates that reads it again announces it.
+    public let pagedContainerThreshold: Int
+
     /// Creates a manager. `loadingDeadline` is the longest a listing waits for a slow data
-    /// source; `maximumCachedRows` bounds the copy (see ``maximumCachedRows``).
+    /// source; `maximumCachedRows` bounds the copy (see ``maximumCachedRows``),
+    /// `pagedContainerThreshold` the containers served page by page.
     public init(
         dataSource: (any PlayableContentDataSource)? = nil, delegate: (any PlayableContentDelegate)? = nil,
-        loadingDeadline: Duration = .milliseconds(500), maximumCachedRows: Int = 60_000
+        loadingDeadline: Duration = .milliseconds(500), maximumCachedRows: Int = 60_000,
+        pagedContainerThreshold: Int = 5_000
     ) {
         self.maximumCachedRows = max(maximumCachedRows, 1)
+        self.pagedContainerThreshold = max(pagedContainerThreshold, 1)
         state = Mutex(State(dataSource: dataSource, delegate: delegate, loadingDeadline: loadingDeadline))
     }
 
@@ -151,20 +163,32 @@ public final class PlayableContentManager: Sendable {
     public var nowPlayingIdentifiers: [String] {
         get { state.withLock { $0.nowPlaying } }
         set {
-            let paths = state.withLock { state -> [[String]] in
+            let (copied, flipped, paged, dataSource) = state.withLock { state in
                 let old = state.nowPlayingSet
                 let new = Set(newValue)
                 state.nowPlaying = newValue
                 state.nowPlayingSet = new
                 let flipped = old.symmetricDifference(new)
-                guard !flipped.isEmpty else { return [] }
                 var paths: [[String]] = []
+                var paged: [(path: [String], indexPath: IndexPath)] = []
+                guard !flipped.isEmpty else { return (paths, flipped, paged, state.dataSource) }
                 for (id, node) in state.tree.nodes.enumerated() {
                     if let identifier = node?.item?.identifier, flipped.contains(identifier) {
                         paths.append(state.tree.path(of: id))
                     }
+                    if node?.pagedCount != nil { paged.append((state.tree.path(of: id), state.tree.indexPath(of: id))) }
                 }
-                return paths
+                return (paths, flipped, paged, state.dataSource)
+            }
+            // Rows of containers served page by page are found through the data source.
+            var paths = copied
+            if let dataSource {
+                for container in paged {
+                    for identifier in flipped
+                    where dataSource.indexOfChild(withIdentifier: identifier, inContainerAt: container.indexPath) != nil {
+                        paths.append(container.path + [identifier])
+                    }
+                }
             }
             if !paths.isEmpty { notify(.nowPlayingChanged(paths)) }
         }
@@ -253,7 +277,7 @@ public final class PlayableContentManager: Sendable {
                     return (source, state.tree.indexPath(of: id))
                 }) else { continue }
                 try? await dataSource.beginLoadingChildItems(at: indexPath)
-                let merged = merge(Self.read(dataSource, at: indexPath), into: id, completing: true)
+                let merged = merge(read(dataSource, at: indexPath), into: id, completing: true)
                 changed += merged.changed
                 queue += merged.readChildren
             }
@@ -274,7 +298,7 @@ public final class PlayableContentManager: Sendable {
             let id = queue[next]
             next += 1
             guard let indexPath = state.withLock({ $0.tree.exists(id) ? $0.tree.indexPath(of: id) : nil }) else { continue }
-            let merged = merge(Self.read(dataSource, at: indexPath), into: id, completing: false)
+            let merged = merge(read(dataSource, at: indexPath), into: id, completing: false)
             changed += merged.changed
             queue += merged.readChildren
         }
@@ -291,7 +315,7 @@ public final class PlayableContentManager: Sendable {
         var changed: [[String]] = []
         for id in containers {
             guard let indexPath = state.withLock({ $0.tree.exists(id) ? $0.tree.indexPath(of: id) : nil }) else { continue }
-            changed += merge(Self.read(dataSource, at: indexPath), into: id, completing: false).changed
+            changed += merge(read(dataSource, at: indexPath), into: id, completing: false).changed
         }
         return changed + changedForgottenContainers(dataSource, among: named)
     }
@@ -309,9 +333,10 @@ public final class PlayableContentManager: Sendable {
             let candidates = state.tree.readContainers().filter { id in
                 let node = state.tree[id]
                 // Not the root, nor what the last call reached, nor a container still loading,
-                // nor one too large to read again on every return to it.
+                // nor one too large to read again on every return to it, nor a paged one (it
+                // holds nothing).
                 return id != ContentTree.rootID && node.lastUse != latest && node.isComplete && !node.owesUpdate
-                    && state.loads[id] == nil && (node.children?.count ?? 0) <= limit / 2
+                    && state.loads[id] == nil && (node.children?.count ?? 0) <= limit / 2 && node.pagedCount == nil
             }.sorted { state.tree[$0].lastUse < state.tree[$1].lastUse }
             for id in candidates {
                 guard state.tree.liveCount - 1 > target else { break }
@@ -357,7 +382,7 @@ public final class PlayableContentManager: Sendable {
                 state.withLock { _ = $0.forgotten.removeValue(forKey: path) }
                 continue
             }
-            let read = reads[indexPath] ?? Self.read(dataSource, at: indexPath)
+            let read = reads[indexPath] ?? read(dataSource, at: indexPath)
             let now = ContentTree.fingerprint(
                 keys: ContentTree.keys(of: read.items.lazy.map(\.item)), items: read.items.lazy.map(\.item),
                 displaysProgress: read.displaysProgress)
@@ -391,7 +416,7 @@ public final class PlayableContentManager: Sendable {
                 }
                 cached = nil
             }
-            let read = reads[indexPath] ?? Self.read(dataSource, at: indexPath)
+            let read = reads[indexPath] ?? read(dataSource, at: indexPath)
             reads[indexPath] = read
             guard let position = ContentTree.keys(of: read.items.lazy.map(\.item)).firstIndex(of: key) else { return nil }
             indexPath = indexPath.appending(read.items[position].sourceIndex)
@@ -420,8 +445,13 @@ public final class PlayableContentManager: Sendable {
         return paths.filter { seen.insert($0).inserted }
     }
 
-    private static func read(_ dataSource: any PlayableContentDataSource, at indexPath: IndexPath) -> ContentTree.ContainerRead {
+    private func read(_ dataSource: any PlayableContentDataSource, at indexPath: IndexPath) -> ContentTree.ContainerRead {
         let count = max(0, dataSource.numberOfChildItems(at: indexPath))
+        if count > pagedContainerThreshold, dataSource.childItemsAreAllLeaves(at: indexPath) {
+            return ContentTree.ContainerRead(
+                items: [], displaysProgress: dataSource.childItemsDisplayPlaybackProgress(at: indexPath),
+                pagedCount: count)
+        }
         var items: [(sourceIndex: Int, item: ContentItem)] = []
         items.reserveCapacity(count)
         for index in 0..<count {
@@ -440,7 +470,7 @@ public final class PlayableContentManager: Sendable {
             guard let source = state.dataSource, state.tree.exists(id) else { return nil }
             return (source, state.tree.indexPath(of: id))
         }) else { return }
-        let read = Self.read(dataSource, at: indexPath)
+        let read = read(dataSource, at: indexPath)
         state.withLock { state in
             guard state.tree.exists(id), !state.tree[id].isComplete else { return }
             var ignored: Set<Int> = []
@@ -460,7 +490,7 @@ public final class PlayableContentManager: Sendable {
         guard let (dataSource, indexPath) = start else { return }
         Task {
             try? await dataSource.beginLoadingChildItems(at: indexPath)
-            let read = Self.read(dataSource, at: indexPath)
+            let read = read(dataSource, at: indexPath)
             let (waiters, changed) = state.withLock { state -> ([CheckedContinuation<Bool, Never>], [[String]]) in
                 let waiters = state.loads.removeValue(forKey: id).map { Array($0.waiters.values) } ?? []
                 var ids: Set<Int> = []
@@ -548,7 +578,13 @@ public final class PlayableContentManager: Sendable {
             else { throw .noSuchContent(Self.describe(path)) }
             return Self.loadingEntry(parentPath: Array(path.dropLast()))
         }
-        let id = try resolve(path)
+        let id: Int
+        do {
+            id = try resolve(path)
+        } catch {
+            if let row = pagedRow(at: path) { return row }
+            throw error
+        }
         if id != ContentTree.rootID, state.withLock({ $0.tree[id].item?.isContainer == true && $0.tree[id].children == nil }),
             withinDepth(of: id)
         {
@@ -602,6 +638,10 @@ public final class PlayableContentManager: Sendable {
             snapshot(id)
             state.withLock { state in if state.tree.exists(id) { state.tree[id].owesUpdate = true } }
         }
+        if let paged = pagedPage(of: id, kind: kind, offset: offset, maximum: maximum) {
+            forgetLeastRecentlyUsed()
+            return paged
+        }
         let (listing, prefetch) = state.withLock { state -> (ContentListing, [Int]) in
             guard state.tree.exists(id) else { return (ContentListing(entries: [], totalCount: 0, isComplete: true), []) }
             let rows = Self.rows(of: id, in: state, kind: kind)
@@ -624,6 +664,60 @@ public final class PlayableContentManager: Sendable {
         hinted.entries = withCountHints(listing.entries)
         forgetLeastRecentlyUsed()
         return hinted
+    }
+
+    /// A page of container `id` read from the data source, when the container is served page
+    /// by page; nil for any other.
+    private func pagedPage(of id: Int, kind: ContentListingKind, offset: Int, maximum: Int?) -> ContentListing? {
+        guard
+            let (dataSource, node, path, indexPath, limit) = state.withLock({ state in
+                state.tree.exists(id) && state.tree[id].pagedCount != nil
+                    ? state.dataSource.map {
+                        ($0, state.tree[id], state.tree.path(of: id), state.tree.indexPath(of: id), state.context.itemLimit)
+                    } : nil
+            }), let count = node.pagedCount
+        else { return nil }
+        // Every child is an item: a listing of containers shows none.
+        let total = kind == .containers ? 0 : limit.map { min(count, $0) } ?? count
+        let start = min(max(offset, 0), total)
+        let end = maximum.map { min(total, start + max($0, 0)) } ?? total
+        var entries: [ContentEntry] = []
+        entries.reserveCapacity(end - start)
+        for index in start..<end {
+            guard let item = dataSource.contentItem(at: indexPath.appending(index)) else { continue }
+            entries.append(pagedEntry(item, at: index, in: node, path: path, indexPath: indexPath))
+        }
+        return ContentListing(entries: entries, totalCount: total, isComplete: node.isComplete)
+    }
+
+    /// The row `item` at `index` of the paged container `node` (at `path`, `indexPath`).
+    private func pagedEntry(_ item: ContentItem, at index: Int, in node: ContentTree.Node, path: [String], indexPath: IndexPath)
+        -> ContentEntry
+    {
+        ContentEntry(
+            item: item, path: path + [item.identifier], indexPath: indexPath.appending(index),
+            isNowPlaying: state.withLock { $0.nowPlayingSet.contains(item.identifier) }, isLoadingPlaceholder: false,
+            displaysPlaybackProgress: node.displaysProgress, children: nil, depth: node.depth + 1)
+    }
+
+    /// The row at `path` when its parent is served page by page: found through the data
+    /// source (``PlayableContentDataSource/indexOfChild(withIdentifier:inContainerAt:)``, else
+    /// row by row); nil when the parent is not paged or has no such row.
+    private func pagedRow(at path: [String]) -> ContentEntry? {
+        guard let key = path.last, let parentID = try? resolve(Array(path.dropLast())), withinDepth(of: parentID),
+            let (dataSource, node, indexPath) = state.withLock({ state in
+                state.tree[parentID].pagedCount != nil
+                    ? state.dataSource.map { ($0, state.tree[parentID], state.tree.indexPath(of: parentID)) } : nil
+            }), let count = node.pagedCount
+        else { return nil }
+        let limit = state.withLock { $0.context.itemLimit } ?? Int.max
+        let found =
+            dataSource.indexOfChild(withIdentifier: key, inContainerAt: indexPath)
+            ?? (0..<count).first { dataSource.contentItem(at: indexPath.appending($0))?.identifier == key }
+        guard let index = found, index < min(count, limit), let item = dataSource.contentItem(at: indexPath.appending(index)),
+            item.identifier == key
+        else { return nil }
+        return pagedEntry(item, at: index, in: node, path: Array(path.dropLast()), indexPath: indexPath)
     }
 
     /// The rows below the container at `path` matching `query`, as the data
@@ -655,13 +749,26 @@ public final class PlayableContentManager: Sendable {
     /// deeper than the content limits allow.
     public func entry(atIndexPath indexPath: IndexPath) -> ContentEntry? {
         var id = ContentTree.rootID
-        for index in indexPath {
+        for (position, index) in indexPath.enumerated() {
             guard withinDepth(of: id) else { return nil }
             if state.withLock({ $0.tree[id].children == nil }) {
                 snapshot(id)
                 startLoading(id)
             }
-            guard let child = state.withLock({ $0.tree.child(of: id, atSourceIndex: index) }) else { return nil }
+            guard let child = state.withLock({ $0.tree.child(of: id, atSourceIndex: index) }) else {
+                // A row of a container served page by page is read from the data source.
+                guard position == indexPath.count - 1,
+                    let (dataSource, node, path, parentIndexPath, limit) = state.withLock({ state in
+                        state.tree[id].pagedCount != nil
+                            ? state.dataSource.map {
+                                ($0, state.tree[id], state.tree.path(of: id), state.tree.indexPath(of: id), state.context.itemLimit)
+                            } : nil
+                    }), index >= 0, index < min(node.pagedCount ?? 0, limit ?? Int.max),
+                    let item = dataSource.contentItem(at: indexPath)
+                else { return nil }
+                state.withLock { $0.tree.touch(id) }
+                return pagedEntry(item, at: index, in: node, path: path, indexPath: parentIndexPath)
+            }
             id = child
         }
         state.withLock { $0.tree.touch(id) }
@@ -686,9 +793,17 @@ public final class PlayableContentManager: Sendable {
     /// - Throws: ``ContentError/noSuchContent(_:)``, ``ContentError/notPlayable(_:)``,
     ///   ``ContentError/noDelegate``, or what the delegate threw.
     public func initiatePlayback(at path: [String]) async throws {
-        let id = try resolve(path)
-        let (item, indexPath, delegate) = state.withLock { state in
-            (state.tree[id].item, state.tree.indexPath(of: id), state.delegate)
+        let item: ContentItem?
+        let indexPath: IndexPath
+        let delegate: (any PlayableContentDelegate)?
+        do {
+            let id = try resolve(path)
+            (item, indexPath, delegate) = state.withLock { state in
+                (state.tree[id].item, state.tree.indexPath(of: id), state.delegate)
+            }
+        } catch {
+            guard let row = pagedRow(at: path), let rowIndexPath = row.indexPath else { throw error }
+            (item, indexPath, delegate) = (row.item, rowIndexPath, self.delegate)
         }
         guard let item, item.isPlayable else {
             throw ContentError.notPlayable(item?.title ?? Self.describe(path))
@@ -754,6 +869,10 @@ public final class PlayableContentManager: Sendable {
             let blocked = state.context.depthLimit.map { node.depth >= $0 } ?? false
             if blocked {
                 children = ContentEntry.ChildCounts(childCount: 0, itemCount: 0, containerCount: 0, isComplete: true)
+            } else if let count = node.pagedCount {
+                let shown = state.context.itemLimit.map { min(count, $0) } ?? count
+                children = ContentEntry.ChildCounts(
+                    childCount: shown, itemCount: shown, containerCount: 0, isComplete: node.isComplete)
             } else if node.children != nil {
                 let all = rows(of: id, in: state, kind: .all)
                 let containers =

@@ -270,6 +270,42 @@ public final class LibraryContent: PlayableContentDataSource {
         return (String(text[..<range.lowerBound]), occurrence)
     }
 
+    /// Whether the container at `indexPath` lists only tracks and streams: the Tracks tab, an
+    /// album, a playlist, a folder without subfolders. A manager serves such a container, when
+    /// it is large, page by page.
+    public func childItemsAreAllLeaves(at indexPath: IndexPath) -> Bool {
+        let (model, status) = snapshot
+        switch Location(indexPath, in: model, showingInformative: Self.showsInformative(model, status)) {
+        case .tab(.tracks)?, .album?, .playlist?: return true
+        case .folder(let folder)? where folder != 0: return model.folders[folder].subfolders.isEmpty
+        default: return false
+        }
+    }
+
+    /// Where the row `identifier` is in the container at `indexPath`, found from the tree's
+    /// indexes (a track's place in each container) in O(log n), or by looking at a playlist's
+    /// entries; nil when it is not there.
+    public func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int? {
+        let (model, status) = snapshot
+        guard let location = Location(indexPath, in: model, showingInformative: Self.showsInformative(model, status))
+        else { return nil }
+        if case .playlist(let playlist) = location {
+            return model.playlists[playlist].entries.firstIndex { $0.identifier == identifier }
+        }
+        let prefix = "track:"
+        guard identifier.hasPrefix(prefix),
+            let track = model.rows.index(ofID: String(identifier.dropFirst(prefix.count)))
+        else { return nil }
+        let place = model.places[track]
+        switch location {
+        case .tab(.tracks): return place.positionInTracksTab
+        case .album(let album): return place.albumIndex == album ? place.positionInAlbum : nil
+        case .folder(let folder) where folder != 0:
+            return place.folder == folder ? model.folders[folder].subfolders.count + place.positionInFolder : nil
+        default: return nil
+        }
+    }
+
     /// True: see ``searchContent(matching:in:)``.
     public var supportsSearch: Bool { true }
 

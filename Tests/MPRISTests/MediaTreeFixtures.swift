@@ -45,8 +45,22 @@ struct TestNode: Sendable {
 /// A data source over a tree held in memory, which tests change as an app would.
 final class TestContent: PlayableContentDataSource {
     private let state: Mutex<(root: [TestNode], loaded: Set<IndexPath>)>
+    /// Whether it says which containers hold only items, so a manager may page large ones.
+    let tellsLeafContainers: Bool
 
-    init(_ root: [TestNode]) { state = Mutex((root, [])) }
+    init(_ root: [TestNode], tellsLeafContainers: Bool = false) {
+        state = Mutex((root, []))
+        self.tellsLeafContainers = tellsLeafContainers
+    }
+
+    func childItemsAreAllLeaves(at indexPath: IndexPath) -> Bool {
+        guard tellsLeafContainers, !indexPath.isEmpty else { return false }
+        return children(at: indexPath).allSatisfy { !$0.item.isContainer && !$0.item.isInformative }
+    }
+
+    func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int? {
+        children(at: indexPath).firstIndex { $0.item.identifier == identifier }
+    }
 
     /// Replaces the tree (call inside the manager's beginUpdates/endUpdates).
     func replace(_ change: (inout [TestNode]) -> Void) { state.withLock { change(&$0.root) } }
@@ -211,15 +225,18 @@ struct MediaTreeFixture: Sendable {
 }
 
 func withMediaTree<T: Sendable>(
-    _ tree: [TestNode] = sampleTree(), loadingDeadline: Duration = .milliseconds(200),
+    _ tree: [TestNode] = sampleTree(), loadingDeadline: Duration = .milliseconds(200), tellsLeafContainers: Bool = false,
+    pagedContainerThreshold: Int = 5_000,
     _ body: (MediaTreeFixture) async throws -> T
 ) async throws -> T {
     let artwork = try TemporaryDirectory(prefix: "media-tree-artwork")
     defer { artwork.remove() }
     return try await PrivateBus.with { bus in
-        let content = TestContent(tree)
+        let content = TestContent(tree, tellsLeafContainers: tellsLeafContainers)
         let delegate = TestDelegate()
-        let manager = PlayableContentManager(dataSource: content, delegate: delegate, loadingDeadline: loadingDeadline)
+        let manager = PlayableContentManager(
+            dataSource: content, delegate: delegate, loadingDeadline: loadingDeadline,
+            pagedContainerThreshold: pagedContainerThreshold)
         let service = try MediaTreeService(
             name: MediaTreeFixture.name, displayName: "Test Music", content: manager, artworkCacheDirectory: artwork.path)
         let connection = try await Connection.connect(to: .address(bus.address))

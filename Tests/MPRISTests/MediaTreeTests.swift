@@ -136,6 +136,34 @@ import Testing
         }
     }
 
+    /// A container of 600 items (past a threshold of 100) from a data source that says so is served page by page: the
+    /// same pages, a row's own object answers, the copy holds none of its rows, and marking
+    /// one of them as playing is signalled on its object.
+    @Test func aLargeContainerOfItemsIsServedPageByPageOnTheBus() async throws {
+        let big = TestNode.container("big", "Big", (0..<600).map { .track("t\($0)", "Track \($0)") })
+        try await withMediaTree([big], tellsLeafContainers: true, pagedContainerThreshold: 100) { tree in
+            let lines = try await tree.client(
+                ["get", F.path("big"), "org.gnome.UPnP.MediaContainer2", "ChildCount"],
+                ["get", F.path("big"), "org.gnome.UPnP.MediaContainer2", "ContainerCount"],
+                ["list", F.path("big"), "598", "10", "children", "DisplayName"],
+                ["list", F.path("big"), "0", "0", "containers"],
+                ["get", F.path("big", "t432"), "org.gnome.UPnP.MediaObject2", "DisplayName"],
+                ["get", F.path("big", "t432"), "org.gnome.UPnP.MediaObject2", "Parent"])
+            #expect(lines == [
+                "UInt32 600", "UInt32 0", "DisplayName DisplayName", "(empty)", "String Track 432",
+                "ObjectPath \(F.root)/\(F.path("big"))",
+            ])
+            #expect(tree.manager.cachedRowCount < 10)
+            // A head unit's walk finds every row with its right path, parent and counts.
+            #expect(try await tree.client(["walk", "50"]) == ["nodes 601 containers 1 items 600 depth 1 calls 14 problems 0"])
+            let watcher = try await Self.watch(tree)
+            defer { watcher.kill() }
+            tree.manager.nowPlayingIdentifiers = ["t432"]
+            let changed = try await Self.lines(of: watcher) { $0.hasSuffix("NowPlaying=true") }
+            #expect(changed == ["changed \(F.path("big", "t432")) node NowPlaying=true"])
+        }
+    }
+
     /// MediaServer2 has no type for a row that is neither playable nor a container, so an
     /// informative row is an empty container, and it answers as one.
     @Test func anInformativeRowAnswersEveryContainerMethodAsAnEmptyContainer() async throws {

@@ -573,6 +573,71 @@ import Testing
     }
 }
 
+extension LibraryContentTests {
+    /// A container of more rows than the threshold that holds only items (the Tracks tab) is
+    /// served page by page: every page, row, search result and now-playing mark is what a
+    /// manager copying it shows, and the copy holds none of its rows.
+    @Test func aLargeContainerOfItemsIsServedPageByPage() async throws {
+        let content = Self.makeContent()
+        let paged = PlayableContentManager(dataSource: content, pagedContainerThreshold: 4)
+        let copied = PlayableContentManager(dataSource: content, pagedContainerThreshold: 1_000)
+        #expect(content.childItemsAreAllLeaves(at: [2]) && !content.childItemsAreAllLeaves(at: [1]))
+
+        for (offset, maximum) in [(0, 5), (5, 5), (10, 5), (12, nil), (20, 3)] as [(Int, Int?)] {
+            let page = try await paged.listChildren(of: ["tracks"], offset: offset, maximum: maximum)
+            #expect(page == (try await copied.listChildren(of: ["tracks"], offset: offset, maximum: maximum)))
+        }
+        #expect(try await paged.listChildren(of: ["tracks"]).totalCount == Self.tracks.count)
+        #expect(try await paged.listChildren(of: ["tracks"], kind: .containers).entries.isEmpty)
+        #expect(try await paged.listChildren(of: ["tracks"], kind: .items) == (try await copied.listChildren(of: ["tracks"], kind: .items)))
+        #expect(paged.cachedRowCount < 10 && copied.cachedRowCount > Self.tracks.count)
+        // The tab's own row counts its rows.
+        let root = try await paged.listChildren(of: [])
+        #expect(root.entries.first { $0.item.identifier == "tracks" }?.children?.childCount == Self.tracks.count)
+        #expect(root.entries.first { $0.item.identifier == "tracks" }?.children?.containerCount == 0)
+
+        // A row below it, by path, by index path (search results) and for playback.
+        let queen = ["tracks", "track:Queen/Hits/01.flac"]
+        #expect(try paged.entry(at: queen) == (try copied.entry(at: queen)))
+        #expect(throws: ContentError.self) { try paged.entry(at: ["tracks", "track:no/such.flac"]) }
+        #expect(try await paged.search(.text("queen")) == (try await copied.search(.text("queen"))))
+
+        // Its rows are marked as playing, and remotes hear of it.
+        let heard = Mutex<[[String]]>([])
+        let observation = paged.observe { change in
+            if case .nowPlayingChanged(let paths) = change { heard.withLock { $0 += paths } }
+        }
+        defer { observation.cancel() }
+        paged.nowPlayingIdentifiers = ["track:Queen/Hits/01.flac"]
+        #expect(heard.withLock { $0 }.contains(queen))
+        #expect(try paged.entry(at: queen).isNowPlaying)
+
+        // Content limits apply to it as to any listing.
+        paged.updateContext {
+            $0.contentLimitsEnforced = true
+            $0.enforcedContentItemsCount = 3
+        }
+        #expect(try await paged.listChildren(of: ["tracks"]).entries.count == 3)
+        #expect(paged.entry(atIndexPath: [2, 5]) == nil)
+        #expect(paged.entry(atIndexPath: [2, 1])?.path.first == "tracks")
+        paged.updateContext { $0.contentLimitsEnforced = false }
+
+        // A batch that changes it is announced, and the next page shows the change.
+        let updated = Mutex<[[String]]>([])
+        let updates = paged.observe { change in
+            if case .containersUpdated(let paths) = change { updated.withLock { $0 += paths } }
+        }
+        defer { updates.cancel() }
+        var retagged = Self.tracks
+        retagged[0].title = "Dancing Queen (Live)"
+        paged.beginUpdates()
+        content.update(tracks: retagged, playlists: Self.playlists)
+        paged.endUpdates()
+        #expect(updated.withLock { $0 }.contains(["tracks"]))
+        #expect(try await paged.listChildren(of: ["tracks"]).entries.contains { $0.item.title == "Dancing Queen (Live)" })
+    }
+}
+
 /// A data source that forwards to another and records the containers whose children are counted.
 final class CountingSource: PlayableContentDataSource {
     let inner: LibraryContent
