@@ -99,39 +99,50 @@ public final class LibraryContent: PlayableContentDataSource {
     /// The current snapshot and status; held only to copy them out.
     let state: Mutex<State>
     private let artworkOf: @Sendable (Track) -> MediaItemArtwork?
-    /// Reads a track's fields by path from the index; nil when the tree keeps its tracks.
-    private let rowReader: (@Sendable (Track.ID) -> Track?)?
 
-    /// Builds the tree of `tracks` and `playlists`, with status ``Status/ready``: set
-    /// ``Status/indexing`` before the first scan of an empty index.
+    /// Builds the tree of `tracks` and `playlists`, kept in memory, with status
+    /// ``Status/ready``: set ``Status/indexing`` before the first scan of an empty index.
     ///
     /// In release builds a 10,000-track library takes about 30 ms to build.
     ///
     /// - Parameters:
     ///   - libraryName: how the informative row names the library (a folder, usually).
-    ///   - library: the index `tracks` were read from. The tree then keeps their paths and
-    ///     places only, and reads a track's fields from the index when its row is shown,
-    ///     keeping the last few hundred: a tree of 50,000 tracks costs a few megabytes, not
-    ///     50,000 tracks. Without it, the tracks are kept in memory.
     ///   - artwork: a track's cover, or nil. It is called each time an item is read (for an
     ///     album or artist, with the track whose cover stands for it), from any thread, so it
     ///     must be quick and must not read files: an embedded cover is
     ///     ``MediaItemArtwork/requested(identifier:load:)``, read when a remote shows it.
     public init(
-        tracks: [Track], playlists: [Playlist], libraryName: String, readingRowsFrom library: MusicLibrary? = nil,
+        tracks: [Track], playlists: [Playlist], libraryName: String,
         artwork: @escaping @Sendable (Track) -> MediaItemArtwork?
     ) {
         self.libraryName = libraryName
         self.artworkOf = artwork
-        if let library {
-            rowReader = { id in
-                do { return try library.track(id: id) } catch { return nil }
-            }
-        } else {
-            rowReader = nil
+        state = Mutex(State(model: LibraryContentModel(tracks: tracks, playlists: playlists, reader: nil), status: .ready))
+    }
+
+    /// Builds the tree of what `library`'s index holds now, with status ``Status/ready``.
+    ///
+    /// The tree keeps the tracks' paths and places, not the tracks: it reads a track's fields
+    /// from the index when its row is shown, keeping the last few hundred, so a tree of
+    /// 50,000 tracks costs a few megabytes. ``update(from:)`` rebuilds it after a scan.
+    ///
+    /// - Parameters: see ``init(tracks:playlists:libraryName:artwork:)``.
+    /// - Throws: ``MusicLibraryError/index(_:)`` when the index cannot be read.
+    public init(
+        library: MusicLibrary, libraryName: String, artwork: @escaping @Sendable (Track) -> MediaItemArtwork?
+    ) throws {
+        self.libraryName = libraryName
+        self.artworkOf = artwork
+        let model = LibraryContentModel(
+            tracks: try library.trackOutlines(), playlists: try library.playlists(), reader: Self.reader(of: library))
+        state = Mutex(State(model: model, status: .ready))
+    }
+
+    /// Reads a track by identifier from `library`; nil when it is gone or cannot be read.
+    private static func reader(of library: MusicLibrary) -> @Sendable (Track.ID) -> Track? {
+        { id in
+            do { return try library.track(id: id) } catch { return nil }
         }
-        state = Mutex(
-            State(model: LibraryContentModel(tracks: tracks, playlists: playlists, reader: rowReader), status: .ready))
     }
 
     /// Builds the tree with covers given as URLs (see ``init(tracks:playlists:libraryName:artwork:)``).
@@ -142,7 +153,7 @@ public final class LibraryContent: PlayableContentDataSource {
         self.init(tracks: tracks, playlists: playlists, libraryName: libraryName) { artworkURL($0).map { .url($0) } }
     }
 
-    /// Replaces the tree with one built from `tracks` and `playlists` (a rescan's result).
+    /// Replaces the tree with one built from `tracks` and `playlists`, kept in memory.
     ///
     /// The new tree is built before it replaces the old one: readers see the old tree or the
     /// new one, never a mix. Call it between the manager's
@@ -152,7 +163,21 @@ public final class LibraryContent: PlayableContentDataSource {
     /// The containers whose rows differ between the two trees are told to the manager when the
     /// batch ends (``changedContainerIdentifiers()``), so it reads again only those.
     public func update(tracks: [Track], playlists: [Playlist]) {
-        let model = LibraryContentModel(tracks: tracks, playlists: playlists, reader: rowReader)
+        replaceModel(with: LibraryContentModel(tracks: tracks, playlists: playlists, reader: nil))
+    }
+
+    /// Replaces the tree with one built from what `library`'s index holds now (a scan's
+    /// result), reading rows from it as ``init(library:libraryName:artwork:)`` does; otherwise
+    /// as ``update(tracks:playlists:)``.
+    ///
+    /// - Throws: ``MusicLibraryError/index(_:)`` when the index cannot be read; the tree is unchanged.
+    public func update(from library: MusicLibrary) throws {
+        replaceModel(
+            with: LibraryContentModel(
+                tracks: try library.trackOutlines(), playlists: try library.playlists(), reader: Self.reader(of: library)))
+    }
+
+    private func replaceModel(with model: LibraryContentModel) {
         let (old, status) = snapshot
         let before = old.containerSignatures(showingInformative: Self.showsInformative(old, status), status: status)
         let after = model.containerSignatures(showingInformative: Self.showsInformative(model, status), status: status)
@@ -191,6 +216,9 @@ public final class LibraryContent: PlayableContentDataSource {
     }
 
     private var snapshot: (LibraryContentModel, Status) { state.withLock { ($0.model, $0.status) } }
+
+    /// Whether the tree has no tracks (it may still have playlists of streams).
+    public var isEmpty: Bool { state.withLock { $0.model.rows.isEmpty } }
 
     // MARK: Identifiers
 

@@ -117,8 +117,10 @@ final class LibraryContentModel: Sendable {
     static let unknownAlbum = "Unknown Album"
 
     /// - Parameter reader: where a row's fields are read when it is shown (the index); nil to
-    ///   keep `tracks` in memory.
-    init(tracks input: [Track], playlists inputPlaylists: [Playlist], reader: (@Sendable (Track.ID) -> Track?)?) {
+    ///   keep `tracks` in memory, which must then be ``Track`` values.
+    init<Outline: TrackOutlining>(
+        tracks input: [Outline], playlists inputPlaylists: [Playlist], reader: (@Sendable (Track.ID) -> Track?)?
+    ) {
         // Tracks, each id once; the array given is kept (not copied) when no id repeats.
         var trackByID: [String: Int] = [:]
         trackByID.reserveCapacity(input.count)
@@ -137,13 +139,6 @@ final class LibraryContentModel: Sendable {
             let id = texts.append(text)
             interned[text] = id
             return id
-        }
-        struct AlbumGroup {
-            var artistName: String
-            var artistText: Int
-            var title: String
-            var text: Int
-            var tracks: [Int]
         }
         var groups: [AlbumGroup] = []
         var groupByKey: [Int: Int] = [:]
@@ -256,7 +251,7 @@ final class LibraryContentModel: Sendable {
         }
 
         let representativeOfGroup = groups.map { group in
-            group.tracks.first { tracks[$0].artwork != nil } ?? group.tracks[0]
+            group.tracks.first { tracks[$0].hasArtwork } ?? group.tracks[0]
         }
         albums = tabOrder.map { group in
             let album = groups[group]
@@ -269,7 +264,7 @@ final class LibraryContentModel: Sendable {
         artists = artistAlbumGroups.map { albumGroups in
             let name = groups[albumGroups[0]].artistName
             let representative =
-                albumGroups.lazy.map { representativeOfGroup[$0] }.first { tracks[$0].artwork != nil }
+                albumGroups.lazy.map { representativeOfGroup[$0] }.first { tracks[$0].hasArtwork }
                 ?? representativeOfGroup[albumGroups[0]]
             return ArtistNode(
                 name: name, identifier: Self.artistIdentifier(name), text: groups[albumGroups[0]].artistText,
@@ -313,7 +308,14 @@ final class LibraryContentModel: Sendable {
             rank[a.text] != rank[b.text] ? rank[a.text] < rank[b.text] : (a.name, a.id) < (b.name, b.id)
         }
 
-        rows = TrackRows(tracks, reader: reader)
+        if let reader {
+            rows = TrackRows(ids: tracks.map(\.id), fingerprints: tracks.map(\.fingerprint), source: .reader(reader))
+        } else {
+            // Kept in memory: only ``Track`` values can be.
+            let kept = tracks.compactMap { $0 as? Track }
+            precondition(kept.count == tracks.count, "a tree without a reader keeps Track values")
+            rows = TrackRows(ids: kept.map(\.id), fingerprints: kept.map(\.fingerprint), source: .memory(kept))
+        }
         self.texts = texts
         // Identifiers are unique but for freak tags (an artist name holding U+001F) or paths
         // that differ only in Unicode normalization (Swift finds such strings equal): the
@@ -473,6 +475,15 @@ final class LibraryContentModel: Sendable {
             text: texts.append(playlist.name), modified: modificationDate(of: playlist.url), entries: entries)
     }
 
+    /// An album as the build gathers it: its artist and title, their texts, its tracks.
+    private struct AlbumGroup {
+        var artistName: String
+        var artistText: Int
+        var title: String
+        var text: Int
+        var tracks: [Int]
+    }
+
     /// The folders of the tracks' relative paths and their ancestors.
     private struct FolderBuild {
         struct Draft {
@@ -489,7 +500,7 @@ final class LibraryContentModel: Sendable {
         /// The tracks' file names, folded, to order the tracks of a folder.
         private var fileNames = FoldedTextTable()
 
-        init(_ tracks: [Track]) {
+        init<Outline: TrackOutlining>(_ tracks: [Outline]) {
             var byPath: [PathKey: Int] = [PathKey(""): 0]
             var last: (path: Substring, folder: Int) = ("", 0)
             folderOfTrack.reserveCapacity(tracks.count)

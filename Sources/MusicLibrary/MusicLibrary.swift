@@ -125,6 +125,11 @@ public final class MusicLibrary: Sendable {
         LibraryPath.fileURL(root, id)
     }
 
+    /// Every track outlined for building the browsable tree, in the order of ``tracks()``.
+    func trackOutlines() throws -> [TrackOutline] {
+        try read { try $0.trackOutlines() }
+    }
+
     /// Every track's identifier, in the order of ``tracks()``: what a queue of the whole library
     /// needs, without reading the tracks.
     public func trackIDsInOrder() throws -> [Track.ID] {

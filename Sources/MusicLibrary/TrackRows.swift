@@ -31,8 +31,8 @@ final class TrackRows: Sendable {
     private let pathEnds: [Int32]
     /// Track numbers ordered by their paths' bytes: a path is found by binary search.
     private let byPath: [Int32]
-    /// Each track's hash as it was read (every field, its cover's source too): what tells a
-    /// rebuilt tree's changed rows from those it shows as before.
+    /// Each track's ``TrackOutlining/fingerprint``: what tells a rebuilt tree's changed rows
+    /// from those it shows as before.
     let fingerprints: [Int]
     /// Tracks read lately, in two generations: a hit promotes a track from the older one, and
     /// the older one is dropped when the newer one is full.
@@ -40,11 +40,10 @@ final class TrackRows: Sendable {
     /// How many tracks a generation keeps: more than a page of rows and the rows around it.
     static let tracksKept = 512
 
-    /// The rows of `tracks` (unique ids), their fields from `source` when it is a reader.
-    init(_ tracks: [Track], reader: (@Sendable (Track.ID) -> Track?)?) {
-        source = reader.map { .reader($0) } ?? .memory(tracks)
-        fingerprints = tracks.map(\.hashValue)
-        let ids = tracks.lazy.map(\.id)
+    /// The rows of `ids` (unique), with their fingerprints, their fields from `source`.
+    init(ids: [Track.ID], fingerprints: [Int], source: Source) {
+        self.source = source
+        self.fingerprints = fingerprints
         var bytes: [UInt8] = []
         var ends: [Int32] = []
         ends.reserveCapacity(ids.count)
@@ -137,4 +136,43 @@ final class TrackRows: Sendable {
         }
         return left.count - right.count
     }
+}
+
+/// What the tree is built from for each track: a ``Track``, or the few fields of an index row
+/// (``TrackOutline``) when the tree reads its rows from the index.
+protocol TrackOutlining {
+    var id: Track.ID { get }
+    var title: String { get }
+    var artists: [String] { get }
+    var album: String? { get }
+    var albumArtists: [String] { get }
+    var discNumber: Int? { get }
+    var trackNumber: Int? { get }
+    var releaseDate: String? { get }
+    /// Whether the track has a cover (embedded, or an image in its folder).
+    var hasArtwork: Bool { get }
+    /// Changes whenever anything its row shows changes (equal values otherwise, within one
+    /// process): the tree compares rebuilt rows by it.
+    var fingerprint: Int { get }
+}
+
+extension Track: TrackOutlining {
+    var hasArtwork: Bool { artwork != nil }
+    var fingerprint: Int { hashValue }
+}
+
+/// A track as the index outlines it for building the tree: the fields that place it, and a
+/// fingerprint of the file as read (its size and time, its cover's source), which changes
+/// when its tags or cover do.
+struct TrackOutline: TrackOutlining, Sendable {
+    var id: Track.ID
+    var title: String
+    var artists: [String]
+    var album: String?
+    var albumArtists: [String]
+    var discNumber: Int?
+    var trackNumber: Int?
+    var releaseDate: String?
+    var hasArtwork: Bool
+    var fingerprint: Int
 }

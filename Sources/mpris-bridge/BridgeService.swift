@@ -72,7 +72,9 @@ struct BridgeService: Service {
             resolve: { try opened.items().resolve($0, playableTypes: playableTypes, libraryFilesOnly: libraryFilesOnly) })
         await player.start()
         // The media tree's content arrives once the library is open; MPRIS Playlists follows it.
-        let content = PlayableContentManager()
+        // The tree's rows are read from the index in microseconds, so the copy can be small:
+        // 20,000 rows (about 22 MB) keep a head unit's walk of 50,000 tracks under 80 MB.
+        let content = PlayableContentManager(maximumCachedRows: 20_000)
         let service = try MPRISService(
             configuration: MPRISConfiguration(
                 playerName: settings.playerName, identity: "mpris-bridge",
@@ -109,9 +111,8 @@ struct BridgeService: Service {
         // tracks, so a scan in between is not missed).
         let shownRevision = Mutex(try? library.contentRevision)
         // The queue first, from the paths alone: its entries are allocated together, not
-        // among the tracks read next and freed once the tree is built.
+        // among the outlines read next and freed once the tree is built.
         if await player.itemCount == 0 { await fillQueue(player, from: library, items: items) }
-        let tracks = (try? library.tracks()) ?? []
         // A rescan in a child process, then the tree, the playlists and the queue's entries
         // brought up to date; one at a time, whoever asks.
         let tree = Mutex<PublishedTree?>(nil)
@@ -138,16 +139,14 @@ struct BridgeService: Service {
                 items.forgetDescriptions()
                 await player.refreshItemDescriptions()
             }
-            let tracks = try library.tracks()
-            tree.withLock { $0 }?.update(
-                tracks: tracks, playlists: (try? library.playlists()) ?? [], folder: settings.library)
-            logger.info("the media tree shows the scan's \(tracks.count) tracks")
+            try tree.withLock { $0 }?.update(from: library, folder: settings.library)
+            logger.info("the media tree shows the scan's \((try? library.trackCount) ?? 0) tracks")
             // The tree and the queue were built anew beside the old ones: give back what the old
             // ones held rather than keep it while idle.
             _ = malloc_trim(0)
         }
         let published = try await publishTree(
-            content, tracks: tracks, library: library, items: items, player: player, nowPlaying: nowPlaying,
+            content, library: library, items: items, player: player, nowPlaying: nowPlaying,
             connection: connection, scansAtStart: scansAtStart, refresh: refresh)
         tree.withLock { $0 = published }
         let queued = await player.itemCount
@@ -245,14 +244,19 @@ struct BridgeService: Service {
     /// Builds the browsable tree of the library and publishes it as the media server
     /// `org.gnome.UPnP.MediaServer2.<name>`; its playable containers become MPRIS playlists.
     private func publishTree(
-        _ manager: PlayableContentManager, tracks: [Track], library: MusicLibrary, items: QueueItems,
+        _ manager: PlayableContentManager, library: MusicLibrary, items: QueueItems,
         player: QueuePlayer, nowPlaying: NowPlayingInfoCenter, connection: Connection, scansAtStart: Bool,
         refresh: LibraryRefresh
     ) async throws -> PublishedTree {
-        let content = LibraryContent(
-            tracks: tracks, playlists: (try? library.playlists()) ?? [], libraryName: settings.library,
-            readingRowsFrom: library, artwork: { items.artwork(for: $0) })
-        if tracks.isEmpty {
+        let artwork: @Sendable (Track) -> MediaItemArtwork? = { items.artwork(for: $0) }
+        let content: LibraryContent
+        do {
+            content = try LibraryContent(library: library, libraryName: settings.library, artwork: artwork)
+        } catch {
+            logger.warning("\(error); the media tree is empty until a rescan can read the index")
+            content = LibraryContent(tracks: [], playlists: [], libraryName: settings.library, artwork: artwork)
+        }
+        if content.isEmpty {
             content.setStatus(scansAtStart ? .indexing : .unavailable("No music found in \(settings.library)"))
         }
         let delegate = ContentPlayer(
@@ -283,11 +287,11 @@ struct PublishedTree: Sendable {
     let content: LibraryContent
 
     /// Shows a rescan's result: remotes hear once per container that changed.
-    func update(tracks: [Track], playlists: [Playlist], folder: String) {
+    func update(from library: MusicLibrary, folder: String) throws {
         manager.beginUpdates()
-        content.update(tracks: tracks, playlists: playlists)
-        content.setStatus(tracks.isEmpty ? .unavailable("No music found in \(folder)") : .ready)
-        manager.endUpdates()
+        defer { manager.endUpdates() }
+        try content.update(from: library)
+        content.setStatus(content.isEmpty ? .unavailable("No music found in \(folder)") : .ready)
     }
 }
 

@@ -96,9 +96,9 @@ import Testing
         #expect(tracks.filter { $0.artwork != nil }.count > 3000)
     }
 
-    /// A tree built with `readingRowsFrom:` keeps paths, not tracks: every row it shows equals
-    /// the row of a tree holding the tracks in memory, and a row is read from the index when
-    /// shown (a track removed from the index since is not invented from a copy).
+    /// A tree built from the index keeps paths, not tracks: every row it shows equals the row
+    /// of a tree holding the tracks in memory, and a row is read from the index when shown (a
+    /// track removed from the index since is not invented from a copy).
     @Test func aTreeReadingItsRowsFromTheIndexShowsWhatATreeInMemoryShows() async throws {
         let folder = try LibraryFolder("rows-from-index")
         defer { folder.remove() }
@@ -123,8 +123,7 @@ import Testing
             if case .file(let url)? = track.artwork { .url(url) } else { nil }
         }
         let inMemory = LibraryContent(tracks: tracks, playlists: [], libraryName: "Music", artwork: artwork)
-        let fromIndex = LibraryContent(
-            tracks: tracks, playlists: [], libraryName: "Music", readingRowsFrom: library, artwork: artwork)
+        let fromIndex = try LibraryContent(library: library, libraryName: "Music", artwork: artwork)
 
         var compared = 0
         var paths: [IndexPath] = (0..<5).map { [$0] }
@@ -149,8 +148,7 @@ import Testing
         #expect(fromIndex.playback(forItemAt: [2, 0]) == inMemory.playback(forItemAt: [2, 0]))
 
         // Rows read since: a fresh tree over the index, then the track removed from the index.
-        let fresh = LibraryContent(
-            tracks: tracks, playlists: [], libraryName: "Music", readingRowsFrom: library, artwork: artwork)
+        let fresh = try LibraryContent(library: library, libraryName: "Music", artwork: artwork)
         try library.write { try $0.remove(paths: [id]) }
         let removedPath = try #require(fresh.indexPath(ofTrack: id, inContainer: nil))
         #expect(fresh.contentItem(at: removedPath) == nil)
