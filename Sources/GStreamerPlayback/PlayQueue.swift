@@ -34,8 +34,30 @@ public struct QueueItem: Sendable, Equatable {
 
     private enum Source: Sendable {
         case described(Description)
-        /// A key into a catalog; nil when it is the identifier (the entry was not queued twice).
-        case catalogued(any QueueItemCatalog, key: String?)
+        /// An entry of a catalog found there by its identifier: one word more than the
+        /// identifier, as a queue of 50,000 library tracks holds 50,000 of these.
+        case catalogued(any QueueItemCatalog)
+        /// An entry of a catalog under another key (a second copy of it in a queue).
+        case cataloguedAs(CatalogKey)
+    }
+
+    /// A catalog and a key that differs from the entry's identifier.
+    private final class CatalogKey: Sendable {
+        let catalog: any QueueItemCatalog
+        let key: String
+        init(_ catalog: any QueueItemCatalog, _ key: String) {
+            self.catalog = catalog
+            self.key = key
+        }
+    }
+
+    /// The catalog and key of a catalogued entry.
+    private var catalogued: (catalog: any QueueItemCatalog, key: String)? {
+        switch source {
+        case .described: nil
+        case .catalogued(let catalog): (catalog, identifier)
+        case .cataloguedAs(let entry): (entry.catalog, entry.key)
+        }
     }
 
     /// A full description, shared by every copy of the entry.
@@ -61,52 +83,47 @@ public struct QueueItem: Sendable, Equatable {
     /// and shows is asked for when needed.
     public init(identifier: String, catalog: any QueueItemCatalog, key: String? = nil) {
         self.identifier = identifier
-        source = .catalogued(catalog, key: key == identifier ? nil : key)
+        if let key, key != identifier {
+            source = .cataloguedAs(CatalogKey(catalog, key))
+        } else {
+            source = .catalogued(catalog)
+        }
     }
 
     /// The same entry under another identifier (a second copy of it in a queue).
     func renamed(_ newIdentifier: String) -> QueueItem {
-        switch source {
-        case .described(let description):
+        if case .described(let description) = source {
             return QueueItem(identifier: newIdentifier, url: description.url, info: description.info)
-        case .catalogued(let catalog, let key):
-            var item = self
-            item.identifier = newIdentifier
-            item.source = .catalogued(catalog, key: key ?? identifier)
-            return item
         }
+        let (catalog, key) = catalogued!
+        return QueueItem(identifier: newIdentifier, catalog: catalog, key: key)
     }
 
     /// The key a catalogued entry is found by in its catalog; nil for a described entry.
-    public var catalogKey: String? {
-        guard case .catalogued(_, let key) = source else { return nil }
-        return key ?? identifier
-    }
+    public var catalogKey: String? { catalogued?.key }
 
     /// Where the media is: a `file://` URL or an `http(s)://` stream.
     public var url: URL {
-        switch source {
-        case .described(let description): description.url
-        case .catalogued(let catalog, let key): catalog.url(ofItem: key ?? identifier)
-        }
+        if case .described(let description) = source { return description.url }
+        let (catalog, key) = catalogued!
+        return catalog.url(ofItem: key)
     }
 
     /// The item fields remotes show (title, artists, duration, artwork…), with
     /// ``NowPlayingInfo/identifier`` the entry's; the playback fields are unset.
     public var info: NowPlayingInfo {
-        switch source {
-        case .described(let description):
+        if case .described(let description) = source {
             var info = description.info
             info.identifier = identifier
             return info
-        case .catalogued(let catalog, let key):
-            if var info = catalog.info(ofItem: key ?? identifier) {
-                info.identifier = identifier
-                return info
-            }
-            let url = catalog.url(ofItem: key ?? identifier)
-            return NowPlayingInfo(identifier: identifier, title: url.deletingPathExtension().lastPathComponent, assetURL: url)
         }
+        let (catalog, key) = catalogued!
+        if var info = catalog.info(ofItem: key) {
+            info.identifier = identifier
+            return info
+        }
+        let url = catalog.url(ofItem: key)
+        return NowPlayingInfo(identifier: identifier, title: url.deletingPathExtension().lastPathComponent, assetURL: url)
     }
 
     /// A live stream has no length and cannot be sought.
@@ -122,10 +139,11 @@ public struct QueueItem: Sendable, Equatable {
         switch (lhs.source, rhs.source) {
         case (.described(let a), .described(let b)):
             return a === b || (a.url == b.url && a.info == b.info)
-        case (.catalogued(let a, let keyA), .catalogued(let b, let keyB)):
-            return a === b && (keyA ?? lhs.identifier) == (keyB ?? rhs.identifier)
-        default:
+        case (.described, _), (_, .described):
             return false
+        default:
+            let (a, b) = (lhs.catalogued!, rhs.catalogued!)
+            return a.catalog === b.catalog && a.key == b.key
         }
     }
 }

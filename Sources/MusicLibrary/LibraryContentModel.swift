@@ -42,16 +42,31 @@ final class LibraryContentModel: Sendable {
     }
 
     /// A track's folded fields, and where it is in each container that lists it.
+    ///
+    /// Kept as 32-bit numbers (a library has far fewer than 2^31 tracks or texts): one of
+    /// these per track, so it is half the size.
     struct TrackPlace: Sendable {
-        let title: Int
-        let artist: Int
-        let album: Int
+        private let fields: (Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32)
+
+        init(
+            title: Int, artist: Int, album: Int, albumIndex: Int, positionInAlbum: Int, positionInTracksTab: Int,
+            folder: Int, positionInFolder: Int
+        ) {
+            fields = (
+                Int32(title), Int32(artist), Int32(album), Int32(albumIndex), Int32(positionInAlbum),
+                Int32(positionInTracksTab), Int32(folder), Int32(positionInFolder)
+            )
+        }
+
+        var title: Int { Int(fields.0) }
+        var artist: Int { Int(fields.1) }
+        var album: Int { Int(fields.2) }
         /// Index in ``LibraryContentModel/albums``.
-        let albumIndex: Int
-        let positionInAlbum: Int
-        let positionInTracksTab: Int
-        let folder: Int
-        let positionInFolder: Int
+        var albumIndex: Int { Int(fields.3) }
+        var positionInAlbum: Int { Int(fields.4) }
+        var positionInTracksTab: Int { Int(fields.5) }
+        var folder: Int { Int(fields.6) }
+        var positionInFolder: Int { Int(fields.7) }
     }
 
     struct FolderNode: Sendable {
