@@ -43,9 +43,10 @@ struct ServeSettings: Sendable {
 /// The daemon: the library, the player and its MPRIS face, from start to graceful shutdown.
 ///
 /// Start-up order is chosen for speed: connect, publish the player and own
-/// the bus name first (clients can find it within milliseconds), then
-/// restore the saved queue, then rescan the library in a child process.
-/// GStreamer is loaded only when something plays.
+/// the bus name first (clients can find it within milliseconds), then build
+/// and publish the media tree from the index, then restore the saved queue,
+/// then rescan the library in a child process. GStreamer is loaded only when
+/// something plays.
 struct BridgeService: Service {
     let settings: ServeSettings
     let logger: Logger
@@ -73,8 +74,8 @@ struct BridgeService: Service {
         await player.start()
         // The media tree's content arrives once the library is open; MPRIS Playlists follows it.
         // The tree's rows are read from the index in microseconds, so the copy can be small:
-        // 20,000 rows (about 22 MB) keep a head unit's walk of 50,000 tracks under 80 MB.
-        let content = PlayableContentManager(maximumCachedRows: 20_000)
+        // 10,000 rows (about 15 MB) keep a head unit's walk of 50,000 tracks under 80 MB.
+        let content = PlayableContentManager(maximumCachedRows: 10_000)
         let service = try MPRISService(
             configuration: MPRISConfiguration(
                 playerName: settings.playerName, identity: "mpris-bridge",
@@ -100,19 +101,9 @@ struct BridgeService: Service {
         let items = QueueItems(library: library)
         opened.set(items)
 
-        let store = StateStore(directory: settings.stateDirectory, logger: logger)
-        if let snapshot = store.load() {
-            await player.restore(snapshot, items: items.items(for: snapshot.addedOrder))
-            let count = await player.itemCount
-            logger.info("restored a queue of \(count) entries")
-        }
-        await player.observeChanges { store.save($0) }
         // The index's content revision the tree and the queue were built from (read before the
         // tracks, so a scan in between is not missed).
         let shownRevision = Mutex(try? library.contentRevision)
-        // The queue first, from the paths alone: its entries are allocated together, not
-        // among the outlines read next and freed once the tree is built.
-        if await player.itemCount == 0 { await fillQueue(player, from: library, items: items) }
         // A rescan in a child process, then the tree, the playlists and the queue's entries
         // brought up to date; one at a time, whoever asks.
         let tree = Mutex<PublishedTree?>(nil)
@@ -149,6 +140,16 @@ struct BridgeService: Service {
             content, library: library, items: items, player: player, nowPlaying: nowPlaying,
             connection: connection, scansAtStart: scansAtStart, refresh: refresh)
         tree.withLock { $0 = published }
+        // The tree first, as a head unit browses it as soon as it connects; then the queue. A
+        // remote that queued something meanwhile keeps what it chose.
+        let store = StateStore(directory: settings.stateDirectory, logger: logger)
+        if let snapshot = store.load(), await player.itemCount == 0 {
+            await player.restore(snapshot, items: items.items(for: snapshot.addedOrder))
+            let count = await player.itemCount
+            logger.info("restored a queue of \(count) entries")
+        }
+        await player.observeChanges { store.save($0) }
+        if await player.itemCount == 0 { await fillQueue(player, from: library, items: items) }
         let queued = await player.itemCount
         // Building the queue freed more than it kept; give it back rather than hold it while idle.
         _ = malloc_trim(0)

@@ -136,14 +136,14 @@ public struct BusClient: Sendable {
             interface: "org.mpris.MediaPlayer2.Player", timeout: .seconds(30))
     }
 
-    /// Subscribes to `NameOwnerChanged` for the daemon's name (before it is spawned) and
-    /// returns a stream of the times at which the name got an owner. Dropping the stream
-    /// unsubscribes.
-    public func ownerChanges() async throws -> AsyncThrowingStream<Message, any Error> {
+    /// Subscribes to `NameOwnerChanged` for `name` (by default the daemon's player name; do
+    /// it before the daemon is spawned) and returns a stream of the changes. Dropping the
+    /// stream unsubscribes.
+    public func ownerChanges(of name: BusName? = nil) async throws -> AsyncThrowingStream<Message, any Error> {
         try await connection.signals(
             matching: MatchRule(
                 sender: .bus, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                member: "NameOwnerChanged", arguments: [0: busName.rawValue]))
+                member: "NameOwnerChanged", arguments: [0: (name ?? busName).rawValue]))
     }
 
     public func playbackStatus() async throws -> String { try await player.property("PlaybackStatus", as: String.self) }

@@ -91,8 +91,11 @@ struct ScaleReport {
                 key: "freshExecToReadySeconds", label: "fresh start: exec -> ready: (queue filled)",
                 value: seconds(figures.fresh.ready), unit: "s", digits: 2),
             ReportRow(
-                key: "freshExecToTreeReadySeconds", label: "fresh start: exec -> tree ready",
-                value: seconds(figures.fresh.treeReady), unit: "s", digits: 2),
+                key: "freshExecToTreeServedSeconds", label: "fresh start: exec -> tree served (its bus name)",
+                value: seconds(figures.fresh.treeServed), unit: "s", digits: 2),
+            ReportRow(
+                key: "freshExecToScanShownSeconds", label: "fresh start: exec -> start-up scan shown",
+                value: seconds(figures.fresh.scanShown), unit: "s", digits: 2),
             ReportRow(
                 key: "restartExecToBusNameMilliseconds", label: "restart: exec -> bus name",
                 value: milliseconds(figures.restart.busName), unit: "ms", digits: 1),
@@ -100,9 +103,12 @@ struct ScaleReport {
                 key: "restartExecToReadySeconds", label: "restart: exec -> ready: (queue restored)",
                 value: seconds(figures.restart.ready), unit: "s", digits: 2),
             ReportRow(
-                key: "restartExecToTreeReadySeconds", label: "restart: exec -> tree ready",
-                value: seconds(figures.restart.treeReady), unit: "s", digits: 2,
+                key: "restartExecToTreeServedSeconds", label: "restart: exec -> tree served (its bus name)",
+                value: seconds(figures.restart.treeServed), unit: "s", digits: 2,
                 goal: small ? Goal(limit: ScaleGoals.restartToTreeReadySeconds) : nil),
+            ReportRow(
+                key: "restartExecToScanShownSeconds", label: "restart: exec -> start-up scan shown",
+                value: seconds(figures.restart.scanShown), unit: "s", digits: 2),
             ReportRow(
                 key: "idleMegabytes", label: "RSS idle, whole library queued", value: megabytes(figures.idle),
                 unit: "MB", digits: 1, goal: memory(ScaleGoals.idleMegabytes)),

@@ -4,13 +4,17 @@ import DBusTestSupport
 import Glibc
 import Synchronization
 
-/// exec -> bus name, -> `ready:` and -> tree ready of one start, nanoseconds from just before the spawn.
+/// exec -> bus name, -> the tree served, -> `ready:` and -> the start-up scan shown, of one start,
+/// nanoseconds from just before the spawn.
 struct StartFigures: Sendable {
     var busName: UInt64 = 0
     /// `ready: N entries queued`: the tree is published and the queue filled or restored.
     var ready: UInt64 = 0
+    /// The tree's bus name owned: it serves the library as the index holds it, and a head unit
+    /// browses it from then on.
+    var treeServed: UInt64 = 0
     /// `the media tree shows the scan's N tracks`: the start-up scan is done and the tree shows it.
-    var treeReady: UInt64 = 0
+    var scanShown: UInt64 = 0
     var queued = 0
     /// Whether the log said the queue was restored from the saved state.
     var restored = false
@@ -246,16 +250,19 @@ final class ScaleBenchmark: Sendable {
         _ launch: DaemonLaunch, bus: PrivateBus, client: BusClient, into figures: inout StartFigures
     ) async throws -> RunningDaemon {
         let owners = try await client.ownerChanges()
+        let treeOwners = try await client.ownerChanges(of: launch.treeName)
         let daemon = try launch.spawn(on: bus)
         do {
             async let owned = awaitOwned(owners, timeout: .seconds(120))
+            async let treeOwned = awaitOwned(treeOwners, timeout: .seconds(120))
             let ready = try await daemon.waitUntilReady(timeout: .seconds(600))
-            let treeReady = try await daemon.waitForLog(
+            let scanShown = try await daemon.waitForLog(
                 containing: "the media tree shows the scan's", timeout: .seconds(600)
             ).at
             figures.busName = try await owned - daemon.spawnedAt
+            figures.treeServed = try await treeOwned - daemon.spawnedAt
             figures.ready = ready.at - daemon.spawnedAt
-            figures.treeReady = treeReady - daemon.spawnedAt
+            figures.scanShown = scanShown - daemon.spawnedAt
             figures.queued = ready.entries
             figures.restored = daemon.process.capturedStdout.contains("restored a queue of")
             return daemon
