@@ -138,10 +138,11 @@ public final class LibraryContent: PlayableContentDataSource {
         state = Mutex(State(model: model, status: .ready))
     }
 
-    /// Reads a track by identifier from `library`; nil when it is gone or cannot be read.
-    private static func reader(of library: MusicLibrary) -> @Sendable (Track.ID) -> Track? {
-        { id in
-            do { return try library.track(id: id) } catch { return nil }
+    /// Reads tracks by identifier from `library`, in one transaction; nil for those gone, or
+    /// for all when the index cannot be read.
+    private static func reader(of library: MusicLibrary) -> @Sendable ([Track.ID]) -> [Track?] {
+        { ids in
+            do { return try library.tracks(identifiedBy: ids) } catch { return ids.map { _ in nil } }
         }
     }
 
@@ -401,10 +402,13 @@ public final class LibraryContent: PlayableContentDataSource {
                 artwork: artwork(model, album.representative), isContainer: true, isPlayable: true,
                 media: ContentMedia(artist: artist, album: album.title, date: album.date))
         case .albumTrack(let album, let position):
+            prefetch(model, model.albums[album].tracks, from: position)
             return trackItem(model, model.albums[album].tracks[position])
         case .tracksTabTrack(let position):
+            prefetch(model, model.tracksByTitle, from: position)
             return trackItem(model, model.tracksByTitle[position])
         case .folderTrack(let folder, let position):
+            prefetch(model, model.folders[folder].tracks, from: position)
             return trackItem(model, model.folders[folder].tracks[position])
         case .playlist(let index):
             let playlist = model.playlists[index]
@@ -454,6 +458,15 @@ public final class LibraryContent: PlayableContentDataSource {
                 genre: LibraryContentModel.line(track.genres), trackNumber: track.trackNumber,
                 date: LibraryContentModel.albumText(track.releaseDate),
                 modificationDate: track.modified > 0 ? Date(timeIntervalSince1970: Double(track.modified) / 1e9) : nil))
+    }
+
+    /// How many rows after the one asked for are read with it: a listing's page.
+    static let rowsReadTogether = 100
+
+    /// Reads the tracks of `container` from `position` on (a page) in one go, if the first is
+    /// not kept yet: a listing asks for them one after another.
+    private func prefetch(_ model: LibraryContentModel, _ container: [Int], from position: Int) {
+        model.rows.prefetch(container[position..<min(container.count, position + Self.rowsReadTogether)])
     }
 
     /// The cover of track `index`.

@@ -134,7 +134,7 @@ final class LibraryContentModel: Sendable {
     /// - Parameter reader: where a row's fields are read when it is shown (the index); nil to
     ///   keep `tracks` in memory, which must then be ``Track`` values.
     init<Outline: TrackOutlining>(
-        tracks input: [Outline], playlists inputPlaylists: [Playlist], reader: (@Sendable (Track.ID) -> Track?)?
+        tracks input: [Outline], playlists inputPlaylists: [Playlist], reader: (@Sendable ([Track.ID]) -> [Track?])?
     ) {
         // Tracks, each id once; the array given is kept (not copied) when no id repeats.
         var trackByID: [String: Int] = [:]

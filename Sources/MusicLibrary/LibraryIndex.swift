@@ -396,6 +396,11 @@ final class LibraryIndex {
         return track
     }
 
+    /// The tracks at `paths`, in order; nil where none is indexed. One read transaction.
+    func tracks(paths: [String]) throws -> [Track?] {
+        try database.readTransaction { try paths.map { path throws(SQLiteError) in try track(path: path) } }
+    }
+
     func trackPaths() throws(SQLiteError) -> Set<String> {
         var paths: Set<String> = []
         paths.reserveCapacity(try trackCount())

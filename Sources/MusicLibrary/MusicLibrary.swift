@@ -114,6 +114,12 @@ public final class MusicLibrary: Sendable {
         }
     }
 
+    /// The tracks with the identifiers `ids`, in order, nil for those not indexed: read in one
+    /// transaction, as the tree reads a page of rows.
+    func tracks(identifiedBy ids: [Track.ID]) throws -> [Track?] {
+        try read { try $0.tracks(paths: ids) }
+    }
+
     /// The track with the identifier `id` (its path relative to ``root``), or nil.
     public func track(id: Track.ID) throws -> Track? {
         try read { try $0.track(path: id) }

@@ -150,6 +150,14 @@ final class SQLiteDatabase {
         }
     }
 
+    /// Runs `body`'s reads in one transaction: one read lock for all of them, rather than a
+    /// lock taken and released (system calls on the file) for each statement.
+    func readTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try execute("BEGIN")
+        defer { try? execute("COMMIT") }
+        return try body()
+    }
+
     private func prepared(_ sql: String) throws(SQLiteError) -> OpaquePointer {
         if let statement = statements[sql] { return statement }
         var statement: OpaquePointer?

@@ -20,8 +20,9 @@ final class TrackRows: Sendable {
     enum Source: Sendable {
         /// The tracks themselves, in the model's order.
         case memory([Track])
-        /// A reader of the track with a path (the index), nil when it is gone.
-        case reader(@Sendable (Track.ID) -> Track?)
+        /// A reader of the tracks with some paths, in order (the index, in one transaction); nil
+        /// for those gone.
+        case reader(@Sendable ([Track.ID]) -> [Track?])
     }
 
     private let source: Source
@@ -98,16 +99,39 @@ final class TrackRows: Sendable {
         switch source {
         case .memory(let tracks):
             return tracks[index]
-        case .reader(let read):
-            let cached: Track? = recent.withLock { recent in
-                if let track = recent.current[index] { return track }
-                guard let track = recent.older[index] else { return nil }
-                Self.remember(track, at: index, in: &recent)
-                return track
+        case .reader:
+            if let cached = cached(index) { return cached }
+            prefetch([index])
+            return cached(index)
+        }
+    }
+
+    /// Reads the tracks of `indexes` not kept yet, in one go: the rows a listing is about to
+    /// show, read in one transaction rather than one at a time.
+    ///
+    /// Nothing is read when the first is kept already: a listing asks for its rows one after
+    /// another, and the first one's read brought the rest.
+    func prefetch(_ indexes: some Collection<Int>) {
+        guard case .reader(let read) = source, let first = indexes.first else { return }
+        let missing = recent.withLock { recent -> [Int] in
+            if recent.current[first] != nil || recent.older[first] != nil { return [] }
+            return indexes.filter { recent.current[$0] == nil && recent.older[$0] == nil }
+        }
+        guard !missing.isEmpty else { return }
+        let tracks = read(missing.map(id))
+        recent.withLock { recent in
+            for (index, track) in zip(missing, tracks) {
+                if let track { Self.remember(track, at: index, in: &recent) }
             }
-            if let cached { return cached }
-            guard let track = read(id(index)) else { return nil }
-            recent.withLock { Self.remember(track, at: index, in: &$0) }
+        }
+    }
+
+    /// Track `index` if it was read lately.
+    private func cached(_ index: Int) -> Track? {
+        recent.withLock { recent in
+            if let track = recent.current[index] { return track }
+            guard let track = recent.older[index] else { return nil }
+            Self.remember(track, at: index, in: &recent)
             return track
         }
     }
