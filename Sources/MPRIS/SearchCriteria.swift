@@ -185,6 +185,8 @@ enum SearchCriteria {
         case "object.item", "object.item.audioitem": kinds = ["music", "audio"]
         case let upnp where upnp.hasPrefix("object.item.audioitem"): kinds = ["music"]
         case let upnp where upnp.hasPrefix("object."): kinds = []
+        // MediaServer2's `music` is a kind of `audio` (UPnP's musicTrack of audioItem).
+        case "audio" where comparison == .derivedFrom: kinds = ["music", "audio"]
         default: return .compare(.kind, comparison, value)
         }
         let matches = kinds.map { ContentQuery.compare(.kind, comparison == .derivedFrom ? .derivedFrom : .equal, $0) }

@@ -108,7 +108,9 @@ import Testing
                 ["search", "", "DisplayName contains", "0", "0"],
                 ["search", "", "Bitrate > \"1\"", "0", "0"],
                 ["text", "", "abba", "0", "2"],
-                ["text", F.path("music", "album:3"), "song", "0", "0"])
+                ["text", F.path("music", "album:3"), "song", "0", "0"],
+                ["search", F.path("music", "album:3"), "Type derivedfrom \"audio\"", "0", "2"],
+                ["search", F.path("music", "album:3"), "Type = \"audio\"", "0", "2"])
             #expect(lines[0] == "Song 2.2")
             #expect(lines[1] == "Album 1 Album 2 Album 3")
             #expect(lines[2] == "Song 3.1 Song 3.2")
@@ -116,6 +118,9 @@ import Testing
             #expect(lines[4] == "error org.freedesktop.DBus.Error.InvalidArgs")
             #expect(lines[5] == "Song 2.1 Song 2.2")
             #expect(lines[6] == "Song 3.1 Song 3.2 Song 3.3 Song 3.4")
+            // Music is a kind of audio: it derives from it, and is not equal to it.
+            #expect(lines[7] == "Song 3.1 Song 3.2")
+            #expect(lines[8] == "(none)")
         }
     }
 
