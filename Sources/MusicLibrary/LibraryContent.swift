@@ -246,11 +246,35 @@ public final class LibraryContent: PlayableContentDataSource {
     /// The item at `indexPath`, or nil for a path that leads nowhere. O(depth).
     public func contentItem(at indexPath: IndexPath) -> ContentItem? {
         let (model, status) = snapshot
-        guard let location = Location(indexPath, in: model, showingInformative: Self.showsInformative(model, status))
-        else {
-            return nil
-        }
+        let informative = Self.showsInformative(model, status)
+        guard let location = Location(indexPath, in: model, showingInformative: informative) else { return nil }
+        prefetchCovers(around: location, at: indexPath, in: model, showingInformative: informative)
         return item(at: location, in: model, status: status)
+    }
+
+    /// An album's or artist's row shows the cover of a track standing for it: when a listing
+    /// of albums or artists reaches a row whose track is not kept, the tracks of the rows after
+    /// it in that listing are read with it, in one transaction.
+    private func prefetchCovers(
+        around location: Location, at indexPath: IndexPath, in model: LibraryContentModel, showingInformative: Bool
+    ) {
+        guard let position = indexPath.last else { return }
+        switch location {
+        case .artist:
+            let artists = model.artists[position..<min(model.artists.count, position + Self.rowsReadTogether)]
+            model.rows.prefetch(artists.map(\.representative))
+        case .album:
+            let parent = Location(indexPath.dropLast(), in: model, showingInformative: showingInformative)
+            let albums: [Int] =
+                if case .artist(let artist)? = parent {
+                    Array(model.artists[artist].albums[position...].prefix(Self.rowsReadTogether))
+                } else {
+                    Array(position..<min(model.albums.count, position + Self.rowsReadTogether))
+                }
+            model.rows.prefetch(albums.map { model.albums[$0].representative })
+        default:
+            return
+        }
     }
 
     /// The item with `identifier`, for every identifier of the tree (see ``LibraryContent``);
