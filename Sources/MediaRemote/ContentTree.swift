@@ -33,9 +33,12 @@ struct ContentTree {
         var owesUpdate = false
         /// When a remote last reached this node or a node below it (``touch(_:)``).
         var lastUse: UInt64 = 0
-        /// For a container served page by page from the data source (a large one holding only
-        /// items): how many children it has. None of them is copied; `children` is empty.
+        /// For a container served page by page from the data source (a large one whose children
+        /// are all alike): how many children it has. None of them is listed in `children`
+        /// (empty); the child containers a remote opened are in `childByKey` alone.
         var pagedCount: Int?
+        /// For a paged container: whether its children are containers.
+        var pagesContainers = false
     }
 
     /// What the data source said about one container's children.
@@ -44,6 +47,8 @@ struct ContentTree {
         var displaysProgress: Bool
         /// Set, with no items, for a container served page by page: its number of children.
         var pagedCount: Int? = nil
+        /// For a paged container: whether its children are containers.
+        var pagesContainers = false
     }
 
     static let rootID = 0
@@ -175,9 +180,9 @@ struct ContentTree {
         var order: [Int] = []
         var stack = [top]
         while let id = stack.popLast() {
-            guard let children = self[id].children else { continue }
+            guard self[id].children != nil else { continue }
             order.append(id)
-            for child in children.reversed() where self[child].children != nil { stack.append(child) }
+            for child in childIDs(of: id).reversed() where self[child].children != nil { stack.append(child) }
         }
         return order
     }
@@ -192,15 +197,25 @@ struct ContentTree {
     /// counts as changed whenever it was read before, since its rows are not there to compare.
     mutating func merge(_ read: ContainerRead, into id: Int, complete: Bool, changed: inout Set<Int>) {
         guard exists(id) else { return }
+        let wasPaged = self[id].pagedCount != nil
+        if wasPaged && read.pagedCount == nil {
+            // Opened children of a paged copy are not in `children`: start afresh, before
+            // their ids can be given to new nodes.
+            for child in childIDs(of: id) { removeSubtree(child) }
+            self[id].childByKey = [:]
+            self[id].pagedCount = nil
+            self[id].pagesContainers = false
+        }
         let old = self[id]
         if let count = read.pagedCount {
-            for child in old.children ?? [] { removeSubtree(child) }
+            for child in childIDs(of: id) { removeSubtree(child) }
             self[id].children = []
             self[id].childByKey = [:]
             self[id].informativeCount = 0
-            self[id].containerCount = 0
+            self[id].containerCount = read.pagesContainers ? count : 0
             self[id].displaysProgress = read.displaysProgress
             self[id].pagedCount = count
+            self[id].pagesContainers = read.pagesContainers
             if complete {
                 self[id].isComplete = true
                 self[id].owesUpdate = false
@@ -208,7 +223,6 @@ struct ContentTree {
             if old.children != nil { changed.insert(id) }
             return
         }
-        self[id].pagedCount = nil
         var children: [Int] = []
         children.reserveCapacity(read.items.count)
         var byKey: [String: Int] = [:]
@@ -265,20 +279,43 @@ struct ContentTree {
 
     /// Forgets what was read below `id`, so the next listing reads it again.
     mutating func remove(childrenOf id: Int) {
-        for child in self[id].children ?? [] { removeSubtree(child) }
+        for child in childIDs(of: id) { removeSubtree(child) }
         self[id].children = nil
         self[id].childByKey = [:]
         self[id].isComplete = false
         self[id].informativeCount = 0
         self[id].containerCount = 0
         self[id].pagedCount = nil
+        self[id].pagesContainers = false
+    }
+
+    /// The children of `id` in the copy: listed ones, or for a paged container the ones opened.
+    func childIDs(of id: Int) -> [Int] {
+        let node = self[id]
+        return node.pagedCount != nil ? node.childByKey.values.sorted() : node.children ?? []
+    }
+
+    /// Adds the child container `item` of the paged container `parent`, at `sourceIndex`, as a
+    /// remote opens it; returns its id (the existing one if it is there).
+    mutating func addOpenedChild(of parent: Int, key: String, item: ContentItem, sourceIndex: Int) -> Int {
+        if let existing = self[parent].childByKey[key], exists(existing) { return existing }
+        let id = allocate(Node(item: item, key: key, parent: parent, sourceIndex: sourceIndex, depth: self[parent].depth + 1))
+        self[parent].childByKey[key] = id
+        return id
+    }
+
+    /// Removes an opened child of a paged container, with what was read below it.
+    mutating func removeOpenedChild(_ id: Int) {
+        guard exists(id), let parent = self[id].parent, self[parent].pagedCount != nil else { return }
+        self[parent].childByKey[self[id].key] = nil
+        removeSubtree(id)
     }
 
     private mutating func removeSubtree(_ id: Int) {
         var stack = [id]
         while let current = stack.popLast() {
             guard let node = nodes[current] else { continue }
-            stack.append(contentsOf: node.children ?? [])
+            stack.append(contentsOf: node.pagedCount != nil ? Array(node.childByKey.values) : node.children ?? [])
             nodes[current] = nil
             freeIDs.append(current)
             liveCount -= 1

@@ -57,16 +57,25 @@ public protocol PlayableContentDataSource: Sendable {
     /// Default: nil.
     func changedContainerIdentifiers() -> Set<String>?
 
-    /// Whether every child of the container at `indexPath` is an item: no container, no
-    /// informative row. A manager serves such a container, when it is large, page by page
-    /// from the data source instead of copying it (see
-    /// ``PlayableContentManager/pagedContainerThreshold``). Default: false.
-    func childItemsAreAllLeaves(at indexPath: IndexPath) -> Bool
+    /// What every child of the container at `indexPath` is, when they are all alike and none
+    /// is informative; nil otherwise. A manager serves such a container, when it is large,
+    /// page by page from the data source instead of copying it (see
+    /// ``PlayableContentManager/pagedContainerThreshold``); a data source that answers should
+    /// also answer ``indexOfChild(withIdentifier:inContainerAt:)``. Default: nil.
+    func uniformChildKind(at indexPath: IndexPath) -> UniformChildKind?
 
     /// Where the child with `identifier` is in the container at `indexPath`, or nil when it
     /// is not there; asked to find a row of a container served page by page. Default: nil,
     /// and the manager looks at the container's rows one by one.
     func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int?
+}
+
+/// What every child of a container is (``PlayableContentDataSource/uniformChildKind(at:)``).
+public enum UniformChildKind: Sendable, Equatable {
+    /// Items: playable rows that are not containers (tracks, streams).
+    case items
+    /// Containers (albums, artists, folders).
+    case containers
 }
 
 extension PlayableContentDataSource {
@@ -75,7 +84,7 @@ extension PlayableContentDataSource {
     public func contentItem(forIdentifier identifier: String) async throws -> ContentItem? { nil }
     public var supportsSearch: Bool { false }
     public func changedContainerIdentifiers() -> Set<String>? { nil }
-    public func childItemsAreAllLeaves(at indexPath: IndexPath) -> Bool { false }
+    public func uniformChildKind(at indexPath: IndexPath) -> UniformChildKind? { nil }
     public func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int? { nil }
     public func searchContent(matching query: ContentQuery, in indexPath: IndexPath) async throws -> [IndexPath] {
         throw ContentError.searchNotSupported

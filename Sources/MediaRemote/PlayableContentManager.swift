@@ -82,13 +82,14 @@ public final class PlayableContentManager: Sendable {
     /// cost more than it frees.
     public let maximumCachedRows: Int
 
-    /// The number of children past which a container holding only items
-    /// (``PlayableContentDataSource/childItemsAreAllLeaves(at:)``) is not copied: each listing
-    /// reads the page it shows from the data source, and a row below it is found with
-    /// ``PlayableContentDataSource/indexOfChild(withIdentifier:inContainerAt:)``. Such a
-    /// container (the Tracks tab of a large library) would otherwise cost tens of megabytes
-    /// and be read whole before its first page. Its rows are not in introspection, and a
-    /// batch of updates that reads it again announces it.
+    /// The number of children past which a container whose children are all alike
+    /// (``PlayableContentDataSource/uniformChildKind(at:)``) is not copied: each listing reads
+    /// the page it shows from the data source, a row below it is found with
+    /// ``PlayableContentDataSource/indexOfChild(withIdentifier:inContainerAt:)``, and a child
+    /// container is copied when a remote opens it. Such a container (the Tracks or Albums tab
+    /// of a large library) would otherwise cost tens of megabytes and be read whole before its
+    /// first page. Its rows are not in introspection, and a batch of updates that reads it
+    /// again announces it.
     public let pagedContainerThreshold: Int
 
     /// Creates a manager. `loadingDeadline` is the longest a listing waits for a slow data
@@ -345,6 +346,8 @@ public final class PlayableContentManager: Sendable {
                     state.forgotten[state.tree.path(of: container)] = state.tree.fingerprint(of: container)
                 }
                 state.tree.remove(childrenOf: id)
+                // A container opened below a paged one goes whole: it is not in its parent's list.
+                state.tree.removeOpenedChild(id)
             }
             state.floorAfterForgetting = state.tree.liveCount - 1 > target ? state.tree.liveCount : 0
         }
@@ -404,16 +407,25 @@ public final class PlayableContentManager: Sendable {
         var indexPath = IndexPath()
         for key in path {
             if let current = cached {
-                let step = state.withLock { state -> (isRead: Bool, child: Int?) in
-                    guard state.tree.exists(current), state.tree[current].children != nil else { return (false, nil) }
-                    return (true, state.tree[current].childByKey[key])
+                let step = state.withLock { state -> (isRead: Bool, isPaged: Bool, child: Int?) in
+                    guard state.tree.exists(current), state.tree[current].children != nil else { return (false, false, nil) }
+                    return (true, state.tree[current].pagedCount != nil, state.tree[current].childByKey[key])
                 }
-                if step.isRead {
-                    guard let child = step.child else { return nil }
+                if step.isRead, let child = step.child {
                     cached = child
                     indexPath = state.withLock { $0.tree.indexPath(of: child) }
                     continue
                 }
+                if step.isPaged {
+                    // Not opened: the data source says where it is.
+                    guard let index = dataSource.indexOfChild(withIdentifier: key, inContainerAt: indexPath) else {
+                        return nil
+                    }
+                    indexPath = indexPath.appending(index)
+                    cached = nil
+                    continue
+                }
+                if step.isRead { return nil }
                 cached = nil
             }
             let read = reads[indexPath] ?? read(dataSource, at: indexPath)
@@ -434,9 +446,22 @@ public final class PlayableContentManager: Sendable {
         state.withLock { state in
             guard state.tree.exists(id) else { return ([], []) }
             var ids: Set<Int> = []
+            Self.rememberOpenedChildren(of: id, in: &state)
             state.tree.merge(read, into: id, complete: completing || state.tree[id].isComplete, changed: &ids)
             let readChildren = (state.tree[id].children ?? []).filter { state.tree[$0].children != nil }
             return (ids.map { state.tree.path(of: $0) }, readChildren)
+        }
+    }
+
+    /// Before a paged container is read again (its opened children go, as their places may have
+    /// moved): keeps the fingerprints of what was read below them, so a batch of updates still
+    /// tells remotes which of them changed.
+    private static func rememberOpenedChildren(of id: Int, in state: inout State) {
+        guard state.tree[id].pagedCount != nil else { return }
+        for child in state.tree.childIDs(of: id) {
+            for container in state.tree.readContainers(from: child) {
+                state.forgotten[state.tree.path(of: container)] = state.tree.fingerprint(of: container)
+            }
         }
     }
 
@@ -447,10 +472,10 @@ public final class PlayableContentManager: Sendable {
 
     private func read(_ dataSource: any PlayableContentDataSource, at indexPath: IndexPath) -> ContentTree.ContainerRead {
         let count = max(0, dataSource.numberOfChildItems(at: indexPath))
-        if count > pagedContainerThreshold, dataSource.childItemsAreAllLeaves(at: indexPath) {
+        if count > pagedContainerThreshold, let kind = dataSource.uniformChildKind(at: indexPath) {
             return ContentTree.ContainerRead(
                 items: [], displaysProgress: dataSource.childItemsDisplayPlaybackProgress(at: indexPath),
-                pagedCount: count)
+                pagedCount: count, pagesContainers: kind == .containers)
         }
         var items: [(sourceIndex: Int, item: ContentItem)] = []
         items.reserveCapacity(count)
@@ -535,6 +560,13 @@ public final class PlayableContentManager: Sendable {
             if let found {
                 state.withLock { $0.tree.touch(found) }
                 return found
+            }
+            if state.withLock({ $0.tree[deepest].pagedCount != nil }) {
+                // A container below a paged one is copied once a remote opens it.
+                guard openChild(of: deepest, key: path[state.withLock { $0.tree[deepest].depth }]) else {
+                    throw .noSuchContent(Self.describe(path))
+                }
+                continue
             }
             let isContainer = state.withLock { state in
                 deepest == ContentTree.rootID || state.tree[deepest].item?.isContainer == true
@@ -677,8 +709,14 @@ public final class PlayableContentManager: Sendable {
                     } : nil
             }), let count = node.pagedCount
         else { return nil }
-        // Every child is an item: a listing of containers shows none.
-        let total = kind == .containers ? 0 : limit.map { min(count, $0) } ?? count
+        // Every child is alike: a listing of the other kind shows none.
+        let shown = limit.map { min(count, $0) } ?? count
+        let total =
+            switch kind {
+            case .all: shown
+            case .containers: node.pagesContainers ? shown : 0
+            case .items: node.pagesContainers ? 0 : shown
+            }
         let start = min(max(offset, 0), total)
         let end = maximum.map { min(total, start + max($0, 0)) } ?? total
         var entries: [ContentEntry] = []
@@ -687,7 +725,7 @@ public final class PlayableContentManager: Sendable {
             guard let item = dataSource.contentItem(at: indexPath.appending(index)) else { continue }
             entries.append(pagedEntry(item, at: index, in: node, path: path, indexPath: indexPath))
         }
-        return ContentListing(entries: entries, totalCount: total, isComplete: node.isComplete)
+        return ContentListing(entries: withCountHints(entries), totalCount: total, isComplete: node.isComplete)
     }
 
     /// The row `item` at `index` of the paged container `node` (at `path`, `indexPath`).
@@ -698,6 +736,30 @@ public final class PlayableContentManager: Sendable {
             item: item, path: path + [item.identifier], indexPath: indexPath.appending(index),
             isNowPlaying: state.withLock { $0.nowPlayingSet.contains(item.identifier) }, isLoadingPlaceholder: false,
             displaysPlaybackProgress: node.displaysProgress, children: nil, depth: node.depth + 1)
+    }
+
+    /// Copies the child container `key` of the paged container `parent` into the tree, found
+    /// through the data source; false when there is no such container.
+    private func openChild(of parent: Int, key: String) -> Bool {
+        guard withinDepth(of: parent),
+            let (dataSource, indexPath, count) = state.withLock({ state in
+                state.dataSource.map { ($0, state.tree.indexPath(of: parent), state.tree[parent].pagedCount ?? 0) }
+            })
+        else { return false }
+        let limit = state.withLock { $0.context.itemLimit } ?? Int.max
+        let found =
+            dataSource.indexOfChild(withIdentifier: key, inContainerAt: indexPath)
+            ?? (0..<count).first { dataSource.contentItem(at: indexPath.appending($0))?.identifier == key }
+        guard let index = found, index < min(count, limit), let item = dataSource.contentItem(at: indexPath.appending(index)),
+            item.identifier == key, item.isContainer
+        else { return false }
+        return state.withLock { state in
+            guard state.tree.exists(parent), state.tree.indexPath(of: parent) == indexPath,
+                state.tree[parent].pagedCount != nil
+            else { return false }
+            _ = state.tree.addOpenedChild(of: parent, key: key, item: item, sourceIndex: index)
+            return true
+        }
     }
 
     /// The row at `path` when its parent is served page by page: found through the data
@@ -717,7 +779,7 @@ public final class PlayableContentManager: Sendable {
         guard let index = found, index < min(count, limit), let item = dataSource.contentItem(at: indexPath.appending(index)),
             item.identifier == key
         else { return nil }
-        return pagedEntry(item, at: index, in: node, path: Array(path.dropLast()), indexPath: indexPath)
+        return withCountHints([pagedEntry(item, at: index, in: node, path: Array(path.dropLast()), indexPath: indexPath)])[0]
     }
 
     /// The rows below the container at `path` matching `query`, as the data
@@ -755,6 +817,16 @@ public final class PlayableContentManager: Sendable {
                 snapshot(id)
                 startLoading(id)
             }
+            if position < indexPath.count - 1, state.withLock({ $0.tree[id].pagedCount != nil }) {
+                // A container below a paged one, on the way: copied as a remote opens it.
+                guard let dataSource = state.withLock({ $0.dataSource }),
+                    let item = dataSource.contentItem(at: IndexPath(indexes: indexPath.prefix(position + 1))),
+                    openChild(of: id, key: item.identifier),
+                    let child = state.withLock({ $0.tree[id].childByKey[item.identifier] })
+                else { return nil }
+                id = child
+                continue
+            }
             guard let child = state.withLock({ $0.tree.child(of: id, atSourceIndex: index) }) else {
                 // A row of a container served page by page is read from the data source.
                 guard position == indexPath.count - 1,
@@ -767,7 +839,7 @@ public final class PlayableContentManager: Sendable {
                     let item = dataSource.contentItem(at: indexPath)
                 else { return nil }
                 state.withLock { $0.tree.touch(id) }
-                return pagedEntry(item, at: index, in: node, path: path, indexPath: parentIndexPath)
+                return withCountHints([pagedEntry(item, at: index, in: node, path: path, indexPath: parentIndexPath)])[0]
             }
             id = child
         }
@@ -872,7 +944,8 @@ public final class PlayableContentManager: Sendable {
             } else if let count = node.pagedCount {
                 let shown = state.context.itemLimit.map { min(count, $0) } ?? count
                 children = ContentEntry.ChildCounts(
-                    childCount: shown, itemCount: shown, containerCount: 0, isComplete: node.isComplete)
+                    childCount: shown, itemCount: node.pagesContainers ? 0 : shown,
+                    containerCount: node.pagesContainers ? shown : 0, isComplete: node.isComplete)
             } else if node.children != nil {
                 let all = rows(of: id, in: state, kind: .all)
                 let containers =

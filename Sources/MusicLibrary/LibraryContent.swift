@@ -323,27 +323,45 @@ public final class LibraryContent: PlayableContentDataSource {
         return (String(text[..<range.lowerBound]), occurrence)
     }
 
-    /// Whether the container at `indexPath` lists only tracks and streams: the Tracks tab, an
-    /// album, a playlist, a folder without subfolders. A manager serves such a container, when
-    /// it is large, page by page.
-    public func childItemsAreAllLeaves(at indexPath: IndexPath) -> Bool {
+    /// What every child of the container at `indexPath` is, when they are alike: items in the
+    /// Tracks tab, an album, a playlist, a folder without subfolders; containers in the
+    /// Artists and Albums tabs, an artist, a folder of folders. A manager serves such a
+    /// container, when it is large, page by page.
+    public func uniformChildKind(at indexPath: IndexPath) -> UniformChildKind? {
         let (model, status) = snapshot
         switch Location(indexPath, in: model, showingInformative: Self.showsInformative(model, status)) {
-        case .tab(.tracks)?, .album?, .playlist?: return true
-        case .folder(let folder)? where folder != 0: return model.folders[folder].subfolders.isEmpty
-        default: return false
+        case .tab(.tracks)?, .album?, .playlist?: return .items
+        case .tab(.artists)?, .tab(.albums)?, .artist?: return .containers
+        case .folder(let folder)? where folder != 0:
+            let node = model.folders[folder]
+            return node.subfolders.isEmpty ? .items : node.tracks.isEmpty ? .containers : nil
+        default: return nil
         }
     }
 
     /// Where the row `identifier` is in the container at `indexPath`, found from the tree's
-    /// indexes (a track's place in each container) in O(log n), or by looking at a playlist's
-    /// entries; nil when it is not there.
+    /// indexes (a track's place in each container, an album's or artist's by identifier) in
+    /// O(log n) or O(1), or by looking at a playlist's entries or an artist's albums; nil when
+    /// it is not there.
     public func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int? {
         let (model, status) = snapshot
         guard let location = Location(indexPath, in: model, showingInformative: Self.showsInformative(model, status))
         else { return nil }
-        if case .playlist(let playlist) = location {
+        switch location {
+        case .playlist(let playlist):
             return model.playlists[playlist].entries.firstIndex { $0.identifier == identifier }
+        case .tab(.artists):
+            return model.artistByIdentifier[identifier]
+        case .tab(.albums):
+            return model.albumByIdentifier[identifier]
+        case .artist(let artist):
+            guard let album = model.albumByIdentifier[identifier] else { return nil }
+            return model.artists[artist].albums.firstIndex(of: album)
+        case .folder(let folder) where folder != 0 && !identifier.hasPrefix("track:"):
+            guard let child = model.folderByIdentifier[identifier] else { return nil }
+            return model.folders[child].parent == folder ? model.folders[child].positionInParent : nil
+        default:
+            break
         }
         let prefix = "track:"
         guard identifier.hasPrefix(prefix),

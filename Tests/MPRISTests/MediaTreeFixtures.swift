@@ -45,7 +45,7 @@ struct TestNode: Sendable {
 /// A data source over a tree held in memory, which tests change as an app would.
 final class TestContent: PlayableContentDataSource {
     private let state: Mutex<(root: [TestNode], loaded: Set<IndexPath>)>
-    /// Whether it says which containers hold only items, so a manager may page large ones.
+    /// Whether it says which containers hold children all alike, so a manager may page large ones.
     let tellsLeafContainers: Bool
 
     init(_ root: [TestNode], tellsLeafContainers: Bool = false) {
@@ -53,9 +53,13 @@ final class TestContent: PlayableContentDataSource {
         self.tellsLeafContainers = tellsLeafContainers
     }
 
-    func childItemsAreAllLeaves(at indexPath: IndexPath) -> Bool {
-        guard tellsLeafContainers, !indexPath.isEmpty else { return false }
-        return children(at: indexPath).allSatisfy { !$0.item.isContainer && !$0.item.isInformative }
+    func uniformChildKind(at indexPath: IndexPath) -> UniformChildKind? {
+        guard tellsLeafContainers, !indexPath.isEmpty else { return nil }
+        let children = children(at: indexPath)
+        guard !children.contains(where: \.item.isInformative) else { return nil }
+        if children.allSatisfy({ !$0.item.isContainer }) { return .items }
+        if children.allSatisfy(\.item.isContainer) { return .containers }
+        return nil
     }
 
     func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int? {

@@ -169,6 +169,20 @@ import Testing
         }
     }
 
+    /// A container of 150 containers past a threshold of 100 is served page by page: a head
+    /// unit's walk opens every one of them, with right paths, parents and counts.
+    @Test func aLargeContainerOfContainersIsServedPageByPageOnTheBus() async throws {
+        let shelf = TestNode.container("shelf", "Shelf", (0..<150).map { album in
+            .container("album:\(album)", "Album \(album)", (1...3).map { .track("t\(album).\($0)", "Song \(album).\($0)") })
+        })
+        try await withMediaTree([shelf], tellsLeafContainers: true, pagedContainerThreshold: 100) { tree in
+            let walk = try await tree.client(["walk", "40"])
+            #expect(walk == ["nodes 601 containers 151 items 450 depth 2 calls 155 problems 0"])
+            let album = try await tree.client(["list", F.path("shelf", "album:149"), "0", "0"])
+            #expect(album == ["Song 149.1|music|Playable Song 149.2|music|Playable Song 149.3|music|Playable"])
+        }
+    }
+
     /// MediaServer2 has no type for a row that is neither playable nor a container, so an
     /// informative row is an empty container, and it answers as one.
     @Test func anInformativeRowAnswersEveryContainerMethodAsAnEmptyContainer() async throws {

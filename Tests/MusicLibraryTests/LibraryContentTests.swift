@@ -581,7 +581,8 @@ extension LibraryContentTests {
         let content = Self.makeContent()
         let paged = PlayableContentManager(dataSource: content, pagedContainerThreshold: 4)
         let copied = PlayableContentManager(dataSource: content, pagedContainerThreshold: 1_000)
-        #expect(content.childItemsAreAllLeaves(at: [2]) && !content.childItemsAreAllLeaves(at: [1]))
+        #expect(content.uniformChildKind(at: [2]) == .items && content.uniformChildKind(at: [1]) == .containers)
+        #expect(content.uniformChildKind(at: []) == nil)
 
         for (offset, maximum) in [(0, 5), (5, 5), (10, 5), (12, nil), (20, 3)] as [(Int, Int?)] {
             let page = try await paged.listChildren(of: ["tracks"], offset: offset, maximum: maximum)
@@ -635,6 +636,45 @@ extension LibraryContentTests {
         paged.endUpdates()
         #expect(updated.withLock { $0 }.contains(["tracks"]))
         #expect(try await paged.listChildren(of: ["tracks"]).entries.contains { $0.item.title == "Dancing Queen (Live)" })
+    }
+}
+
+extension LibraryContentTests {
+    /// A large container of containers (the Albums tab) is served page by page too: its
+    /// albums are copied only as a remote opens them, and everything a remote sees is what a
+    /// manager copying it shows, updates included.
+    @Test func aLargeContainerOfContainersIsServedPageByPage() async throws {
+        let content = Self.makeContent()
+        let paged = PlayableContentManager(dataSource: content, pagedContainerThreshold: 4)
+        let copied = PlayableContentManager(dataSource: content, pagedContainerThreshold: 1_000)
+        for (offset, maximum) in [(0, 3), (3, 3), (6, 10)] as [(Int, Int?)] {
+            let page = try await paged.listChildren(of: ["albums"], offset: offset, maximum: maximum)
+            #expect(page == (try await copied.listChildren(of: ["albums"], offset: offset, maximum: maximum)))
+        }
+        #expect(try await paged.listChildren(of: ["albums"], kind: .items).entries.isEmpty)
+        #expect(try await paged.listChildren(of: ["albums"], kind: .containers) == (try await copied.listChildren(of: ["albums"], kind: .containers)))
+        let arrival = ["albums", "album:ABBA\u{1F}Arrival"]
+        #expect(try await paged.listChildren(of: arrival) == (try await copied.listChildren(of: arrival)))
+        #expect(try paged.entry(at: arrival) == (try copied.entry(at: arrival)))
+        #expect(try paged.entry(at: arrival + ["track:ABBA/Arrival/02.flac"]) == (try copied.entry(at: arrival + ["track:ABBA/Arrival/02.flac"])))
+        #expect(throws: ContentError.self) { try paged.entry(at: ["albums", "album:nobody\u{1F}nothing"]) }
+        // Search results below it are reached through the albums they are in.
+        #expect(try await paged.search(.text("teacher"), below: ["albums"]) == (try await copied.search(.text("teacher"), below: ["albums"])))
+        #expect(!(try await paged.search(.text("teacher"), below: ["albums"])).isEmpty)
+
+        // A retagged track: the tab and the opened album it is in are announced.
+        let updated = Mutex<Set<[String]>>([])
+        let observation = paged.observe { change in
+            if case .containersUpdated(let paths) = change { updated.withLock { $0.formUnion(paths) } }
+        }
+        defer { observation.cancel() }
+        var retagged = Self.tracks
+        retagged[1].title = "When I Kissed the Teacher (Remix)"
+        paged.beginUpdates()
+        content.update(tracks: retagged, playlists: Self.playlists)
+        paged.endUpdates()
+        #expect(updated.withLock { $0 }.isSuperset(of: [["albums"], arrival]), "\(updated.withLock { $0 })")
+        #expect(try await paged.listChildren(of: arrival).entries.contains { $0.item.title == "When I Kissed the Teacher (Remix)" })
     }
 }
 
