@@ -325,14 +325,16 @@ public final class LibraryContent: PlayableContentDataSource {
 
     /// What every child of the container at `indexPath` is, when they are alike: items in the
     /// Tracks tab, an album, a playlist, a folder without subfolders; containers in the
-    /// Artists and Albums tabs, an artist, a folder of folders. A manager serves such a
+    /// Artists and Albums tabs, an artist, a folder (or the Folders tab) of folders. A manager serves such a
     /// container, when it is large, page by page.
     public func uniformChildKind(at indexPath: IndexPath) -> UniformChildKind? {
         let (model, status) = snapshot
-        switch Location(indexPath, in: model, showingInformative: Self.showsInformative(model, status)) {
+        let location = Location(indexPath, in: model, showingInformative: Self.showsInformative(model, status))
+        switch location {
         case .tab(.tracks)?, .album?, .playlist?: return .items
         case .tab(.artists)?, .tab(.albums)?, .artist?: return .containers
-        case .folder(let folder)? where folder != 0:
+        case .tab(.folders)?, .folder?:
+            let folder: Int = if case .folder(let index)? = location { index } else { 0 }
             let node = model.folders[folder]
             return node.subfolders.isEmpty ? .items : node.tracks.isEmpty ? .containers : nil
         default: return nil
@@ -357,9 +359,12 @@ public final class LibraryContent: PlayableContentDataSource {
         case .artist(let artist):
             guard let album = model.albumByIdentifier[identifier] else { return nil }
             return model.artists[artist].albums.firstIndex(of: album)
-        case .folder(let folder) where folder != 0 && !identifier.hasPrefix("track:"):
+        case .folder(let folder) where !identifier.hasPrefix("track:"):
             guard let child = model.folderByIdentifier[identifier] else { return nil }
             return model.folders[child].parent == folder ? model.folders[child].positionInParent : nil
+        case .tab(.folders) where !identifier.hasPrefix("track:"):
+            guard let child = model.folderByIdentifier[identifier] else { return nil }
+            return model.folders[child].parent == 0 ? model.folders[child].positionInParent : nil
         default:
             break
         }
@@ -371,8 +376,10 @@ public final class LibraryContent: PlayableContentDataSource {
         switch location {
         case .tab(.tracks): return place.positionInTracksTab
         case .album(let album): return place.albumIndex == album ? place.positionInAlbum : nil
-        case .folder(let folder) where folder != 0:
+        case .folder(let folder):
             return place.folder == folder ? model.folders[folder].subfolders.count + place.positionInFolder : nil
+        case .tab(.folders):
+            return place.folder == 0 ? model.folders[0].subfolders.count + place.positionInFolder : nil
         default: return nil
         }
     }

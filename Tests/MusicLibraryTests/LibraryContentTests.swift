@@ -678,6 +678,27 @@ extension LibraryContentTests {
     }
 }
 
+extension LibraryContentTests {
+    /// Wherever the tree says a container's children are all alike (so a manager may page it),
+    /// each child is where `indexOfChild` says, and is of that kind.
+    @Test func everyPageableContainerFindsEachOfItsRowsByIdentifier() {
+        var checked = 0
+        for path in [IndexPath()] + allIndexPaths() {
+            guard let kind = content.uniformChildKind(at: path) else { continue }
+            for index in 0..<content.numberOfChildItems(at: path) {
+                let item = content.contentItem(at: path.appending(index))
+                #expect(item?.isContainer == (kind == .containers), "\(Array(path)) row \(index)")
+                #expect(
+                    content.indexOfChild(withIdentifier: item?.identifier ?? "", inContainerAt: path) == index,
+                    "\(Array(path)) row \(index) \(item?.identifier ?? "")")
+                checked += 1
+            }
+            #expect(content.indexOfChild(withIdentifier: "track:no/such.flac", inContainerAt: path) == nil)
+        }
+        #expect(checked > 60)
+    }
+}
+
 /// A data source that forwards to another and records the containers whose children are counted.
 final class CountingSource: PlayableContentDataSource {
     let inner: LibraryContent
