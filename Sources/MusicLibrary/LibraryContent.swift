@@ -469,9 +469,14 @@ public final class LibraryContent: PlayableContentDataSource {
                     : Self.count(playlist.entries.count, "item", "items"),
                 isContainer: true, isPlayable: true, media: ContentMedia(modificationDate: playlist.modified))
         case .playlistEntry(let playlist, let position):
-            let entry = model.playlists[playlist].entries[position]
+            let entries = model.playlists[playlist].entries
+            let entry = entries[position]
             switch entry.kind {
             case .track(let track):
+                // The entries after it in the playlist, read with it.
+                let following = entries[position..<min(entries.count, position + Self.rowsReadTogether)]
+                model.rows.prefetch(
+                    [track] + following.compactMap { if case .track(let index) = $0.kind { index } else { nil } })
                 return trackItem(model, track, identifier: entry.identifier)
             case .stream(let url, let title, _):
                 return ContentItem(
