@@ -65,6 +65,15 @@ public final class Connection: Sendable {
         try send(.signal(path: path, interface: interface, member: member, body: body, destination: destination))
     }
 
+    /// Announces that properties `changed` of `interface` changed on the object at `path` (an
+    /// object of a subtree, whose interfaces are shared): one `PropertiesChanged`, with the
+    /// values of those declared ``PropertyChangePolicy/emitsValue`` and the names of those
+    /// declared ``PropertyChangePolicy/invalidates``; nothing for the others.
+    public func emitPropertiesChanged(at path: ObjectPath, interface: Interface, changed: [MemberName]) throws {
+        guard let message = interface.propertiesChanged(at: path, names: changed) else { return }
+        try send(message)
+    }
+
     /// A stream of what happens to the connection: names acquired and lost, and the loss of the bus.
     /// Each call returns a new, independent stream; it finishes after ``ConnectionEvent/disconnected``.
     public func events() -> AsyncStream<ConnectionEvent> { core.events() }

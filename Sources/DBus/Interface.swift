@@ -40,6 +40,8 @@ public final class Interface: Sendable {
         var changed: [String] = []
         var invalidated: [String] = []
         var attachments: [Attachment] = []
+        /// For an interface shared by many objects: each object's property values.
+        var objectValues: (@Sendable (ObjectPath) -> [String: DBusValue])?
     }
 
     struct Attachment: Sendable {
@@ -170,6 +172,29 @@ public final class Interface: Sendable {
         return Property(interface: self, name: name)
     }
 
+    /// Declares read-only properties of an interface served by many objects, such as every
+    /// node of a subtree: declared once, their values read for the object asked about.
+    ///
+    /// `values` returns an object's values by property name, on the connection's queue for
+    /// each `Get` and `GetAll`; a property it leaves out is absent from that object (an optional
+    /// property it does not have). Export such an interface in a subtree
+    /// (``Connection/exportSubtree(at:ordering:children:object:)``), returning the same instance
+    /// for every object; its methods learn the object from ``MethodCallContext/current``, and
+    /// ``Connection/emitPropertiesChanged(at:interface:changed:)`` announces one object's
+    /// changes as each property's policy says.
+    public func objectProperties(
+        _ properties: [(name: MemberName, type: DBusType, changes: PropertyChangePolicy)],
+        values: @escaping @Sendable (ObjectPath) -> [String: DBusValue]
+    ) {
+        for property in properties {
+            addProperty(
+                PropertyDeclaration(
+                    name: property.name, type: property.type, access: .read, changes: property.changes, annotations: [],
+                    get: nil, set: nil))
+        }
+        state.withLock { $0.objectValues = values }
+    }
+
     /// Declares a signal with typed arguments.
     public func signal<each A: DBusRepresentable>(
         _ name: MemberName, arguments: [String] = [], of types: repeat (each A).Type,
@@ -294,6 +319,42 @@ public final class Interface: Sendable {
     func currentValue(_ name: MemberName) -> DBusValue? {
         let (stored, getter) = state.withLock { ($0.values[name.rawValue], $0.properties[name.rawValue]?.get) }
         return getter?() ?? stored
+    }
+
+    /// The value of a property for the object at `path`: the object's, for properties declared
+    /// with ``objectProperties(_:values:)``; otherwise as ``currentValue(_:)``.
+    func currentValue(_ name: MemberName, at path: ObjectPath) -> DBusValue? {
+        guard let values = state.withLock({ $0.objectValues }) else { return currentValue(name) }
+        return values(path)[name.rawValue]
+    }
+
+    /// Every readable property of the object at `path` with its value, in declaration order.
+    func readableValues(at path: ObjectPath) -> [DBusValue.DictionaryEntry] {
+        guard let values = state.withLock({ $0.objectValues }) else { return readableValues() }
+        let object = values(path)
+        return state.withLock { $0.propertyOrder }.compactMap { name in
+            object[name].map { .init(.string(name), .variant(Variant($0))) }
+        }
+    }
+
+    /// The `PropertiesChanged` of the object at `path` for `names`, as each one's change policy
+    /// says: values for those that emit them, names for those that invalidate; nil when none.
+    func propertiesChanged(at path: ObjectPath, names: [MemberName]) -> Message? {
+        let (properties, values) = state.withLock { ($0.properties, $0.objectValues) }
+        let object = values?(path)
+        var changed: [(name: String, value: DBusValue)] = []
+        var invalidated: [String] = []
+        for name in names {
+            guard let property = properties[name.rawValue] else { continue }
+            switch property.changes {
+            case .emitsValue:
+                if let value = object?[name.rawValue] ?? currentValue(name) { changed.append((name.rawValue, value)) }
+            case .invalidates: invalidated.append(name.rawValue)
+            case .const, .none: break
+            }
+        }
+        guard !changed.isEmpty || !invalidated.isEmpty else { return nil }
+        return .propertiesChanged(path: path, interface: self.name, changed: changed, invalidated: invalidated)
     }
 
     var declaration: InterfaceDeclaration {

@@ -415,7 +415,7 @@ enum ObjectServer {
                 DBusError(.unknownInterface, "Object '\(DBusError.excerpt(call.path!.rawValue))' has no interface '\(DBusError.excerpt(interfaceName))'"))
         }
         if member.rawValue == "GetAll" {
-            return reply.values([.dictionary(key: .string, value: .variant, interface.readableValues())])
+            return reply.values([.dictionary(key: .string, value: .variant, interface.readableValues(at: call.path!))])
         }
         guard case .string(let propertyName) = call.body[1] else { return }
         guard let property = interface.property(named: propertyName) else {
@@ -423,9 +423,15 @@ enum ObjectServer {
                 DBusError(.unknownProperty, "Interface '\(interfaceName)' has no property '\(DBusError.excerpt(propertyName))'"))
         }
         if member.rawValue == "Get" {
-            guard property.access != .write, let value = interface.currentValue(property.name) else {
+            guard property.access != .write else {
                 return reply.error(
                     DBusError(.accessDenied, "Property '\(propertyName)' of '\(interfaceName)' is write-only"))
+            }
+            guard let value = interface.currentValue(property.name, at: call.path!) else {
+                return reply.error(
+                    DBusError(
+                        .unknownProperty,
+                        "Object '\(DBusError.excerpt(call.path!.rawValue))' has no value for property '\(propertyName)' of '\(interfaceName)'"))
             }
             return reply.values([.variant(Variant(value))])
         }

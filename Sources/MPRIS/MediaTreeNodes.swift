@@ -167,74 +167,117 @@ struct MediaTreeNodes: Sendable {
     static let listArguments = [Argument("Offset", .uint32), Argument("Max", .uint32), Argument("Filter", .array(.string))]
     static let listResult = [Argument("Children", .array(.dictionary(key: .string, value: .variant)))]
 
-    /// The interfaces of the node at `objectPath`, or `nil` if there is none.
-    func interfaces(at objectPath: ObjectPath) -> [Interface]? {
+    /// The interfaces every node serves, declared once for the whole tree: their properties
+    /// are read for the node a client asks about, and their methods find the node from the
+    /// object path they are called on.
+    final class SharedInterfaces: Sendable {
+        let object: Interface
+        let container: Interface
+        let item: Interface
+        let node: Interface
+        let artObject: Interface
+        let artItem: Interface
+
+        init(_ nodes: MediaTreeNodes) {
+            func declare(_ name: InterfaceName, _ properties: [(String, DBusType)], emitting: Set<String> = [])
+                -> Interface
+            {
+                let interface = Interface(name)
+                interface.objectProperties(
+                    properties.map { (MemberName(stringLiteral: $0.0), $0.1, emitting.contains($0.0) ? .emitsValue : .none) },
+                    values: { nodes.values(at: $0) })
+                return interface
+            }
+            object = declare(Self.objectProperties.name, Self.objectProperties.properties)
+            container = declare(
+                MediaTreeNodes.container,
+                [("ChildCount", .uint32), ("ItemCount", .uint32), ("ContainerCount", .uint32), ("Searchable", .boolean)])
+            nodes.addListing(to: container)
+            _ = container.signal("Updated")
+            item = declare(
+                MediaTreeNodes.item,
+                [("URLs", .array(.string)), ("MIMEType", .string), ("Size", .int64), ("Artist", .string),
+                 ("Album", .string), ("Date", .string), ("Genre", .string), ("Duration", .int32),
+                 ("TrackNumber", .int32), ("AlbumArt", .objectPath)])
+            node = declare(
+                MediaTreeNodes.node,
+                [("Identifier", .string), ("Subtitle", .string), ("Playable", .boolean), ("Container", .boolean),
+                 ("Informative", .boolean), ("Loading", .boolean), ("PlaybackProgress", .double),
+                 ("DisplaysPlaybackProgress", .boolean), ("Explicit", .boolean), ("Streaming", .boolean),
+                 ("NowPlaying", .boolean), ("ArtUrl", .string)],
+                emitting: ["NowPlaying"])
+            nodes.addNodeMethods(to: node)
+            artObject = declare(Self.objectProperties.name, Self.objectProperties.properties)
+            artItem = declare(MediaTreeNodes.item, [("URLs", .array(.string)), ("MIMEType", .string)])
+        }
+
+        private static let objectProperties = (
+            name: MediaTreeNodes.object,
+            properties: [("Parent", DBusType.objectPath), ("Type", .string), ("Path", .objectPath), ("DisplayName", .string)]
+        )
+    }
+
+    /// The interfaces of the node at `objectPath` (the shared ones, and the root's own), or
+    /// `nil` if there is none.
+    func interfaces(at objectPath: ObjectPath, shared: SharedInterfaces) -> [Interface]? {
         if let node = artNodePath(of: objectPath) {
-            guard let entry = try? content.entry(at: node), case let url = artURL(entry.item.artwork), !url.isEmpty
-            else { return nil }
-            return artInterfaces(objectPath, url: url, parent: self.objectPath(for: node))
+            guard let entry = try? content.entry(at: node), !artURL(entry.item.artwork).isEmpty else { return nil }
+            return [shared.artObject, shared.artItem]
         }
         guard let path = contentPath(for: objectPath), let entry = try? content.entry(at: path) else { return nil }
-        let values = properties(of: entry, filter: Filter(["*"]))
-        func interface(_ name: InterfaceName, _ names: [String], emitting: Set<String> = []) -> Interface {
-            let interface = Interface(name)
-            for name in names {
-                guard let value = values.first(where: { $0.key == .string(name) }), case .variant(let variant) = value.value
-                else { continue }
-                interface.constantProperty(
-                    MemberName(stringLiteral: name), variant.value, changes: emitting.contains(name) ? .emitsValue : .none)
-            }
-            return interface
-        }
-        let object = interface(Self.object, ["Parent", "Type", "Path", "DisplayName"])
-        var interfaces = [object]
-        let isContainer = values.contains { $0.key == .string("ChildCount") }
-        if isContainer {
-            let container = interface(Self.container, ["ChildCount", "ItemCount", "ContainerCount", "Searchable"])
-            // Informative and loading rows show as containers; they answer as empty ones.
-            addListing(to: container, path: path, listsChildren: entry.item.isContainer || path.isEmpty)
-            _ = container.signal("Updated")
-            interfaces.append(container)
-        } else {
-            interfaces.append(
-                interface(
-                    Self.item,
-                    ["URLs", "MIMEType", "Size", "Artist", "Album", "Date", "Genre", "Duration", "TrackNumber", "AlbumArt"]))
-        }
-        let node = interface(
-            Self.node,
-            ["Identifier", "Subtitle", "Playable", "Container", "Informative", "Loading", "PlaybackProgress",
-             "DisplaysPlaybackProgress", "Explicit", "Streaming", "NowPlaying", "ArtUrl"],
-            emitting: ["NowPlaying"])
-        addNodeMethods(to: node, path: path)
-        interfaces.append(node)
+        let item = entry.item
+        let showsAsContainer = item.isContainer || !item.isPlayable || path.isEmpty
+        var interfaces = [shared.object, showsAsContainer ? shared.container : shared.item, shared.node]
         if path.isEmpty { interfaces.append(rootInterface()) }
         return interfaces
     }
 
-    /// A cover as MediaServer2 wants it for `AlbumArt`: an image item with its URL and type.
-    private func artInterfaces(_ objectPath: ObjectPath, url: String, parent: ObjectPath) -> [Interface] {
-        let object = Interface(Self.object)
-        object.constantProperty("Parent", .objectPath(parent), changes: .none)
-        object.constantProperty("Type", .string("image"), changes: .none)
-        object.constantProperty("Path", .objectPath(objectPath), changes: .none)
-        object.constantProperty("DisplayName", .string("Cover"), changes: .none)
-        let item = Interface(Self.item)
-        item.constantProperty("URLs", .array(.string, [.string(url)]), changes: .none)
-        let lowered = url.lowercased()
-        let type =
-            lowered.hasSuffix(".png") ? "image/png"
-            : lowered.hasSuffix(".webp") ? "image/webp" : lowered.hasSuffix(".gif") ? "image/gif" : "image/jpeg"
-        item.constantProperty("MIMEType", .string(type), changes: .none)
-        return [object, item]
+    /// The properties of the node (or cover) at `objectPath` by name, as the shared interfaces
+    /// serve them; empty when there is none.
+    func values(at objectPath: ObjectPath) -> [String: DBusValue] {
+        if let node = artNodePath(of: objectPath) {
+            guard let entry = try? content.entry(at: node), case let url = artURL(entry.item.artwork), !url.isEmpty
+            else { return [:] }
+            let lowered = url.lowercased()
+            let type =
+                lowered.hasSuffix(".png") ? "image/png"
+                : lowered.hasSuffix(".webp") ? "image/webp" : lowered.hasSuffix(".gif") ? "image/gif" : "image/jpeg"
+            return [
+                "Parent": .objectPath(self.objectPath(for: node)), "Type": .string("image"), "Path": .objectPath(objectPath),
+                "DisplayName": .string("Cover"), "URLs": .array(.string, [.string(url)]), "MIMEType": .string(type),
+            ]
+        }
+        guard let path = contentPath(for: objectPath), let entry = try? content.entry(at: path) else { return [:] }
+        var values: [String: DBusValue] = [:]
+        for property in properties(of: entry, filter: Filter(["*"])) {
+            if case .string(let name) = property.key, case .variant(let variant) = property.value {
+                values[name] = variant.value
+            }
+        }
+        return values
     }
 
-    private func addListing(to container: Interface, path: [String], listsChildren: Bool) {
+    /// The node a method of a shared interface was called on, and whether it lists children
+    /// (informative and loading rows show as containers, and answer as empty ones).
+    private func calledNode() throws -> (path: [String], listsChildren: Bool) {
+        guard let objectPath = MethodCallContext.current?.path, let path = contentPath(for: objectPath) else {
+            throw DBusError(.unknownObject, "No node at this path")
+        }
+        do throws(ContentError) {
+            let entry = try content.entry(at: path)
+            return (path, entry.item.isContainer || path.isEmpty)
+        } catch {
+            throw error.dbusError
+        }
+    }
+
+    fileprivate func addListing(to container: Interface) {
         let content = self.content
         let nodes = self
         for (name, kind) in [("ListChildren", ContentListingKind.all), ("ListContainers", .containers), ("ListItems", .items)] {
             container.method(MemberName(stringLiteral: name), inputs: Self.listArguments, outputs: Self.listResult) { body in
                 let (offset, maximum, filter) = try Self.window(body, from: 0)
+                let (path, listsChildren) = try nodes.calledNode()
                 guard listsChildren else { return [nodes.dictionaries([], filter: filter)] }
                 let listing = try await contentCall("list the children") {
                     try await content.listChildren(of: path, kind: kind, offset: offset, maximum: maximum)
@@ -249,6 +292,7 @@ struct MediaTreeNodes: Sendable {
             let (offset, maximum, filter) = try Self.window(body, from: 1)
             let query: ContentQuery
             do throws(ContentError) { query = try SearchCriteria.parse(text) } catch { throw error.dbusError }
+            let (path, listsChildren) = try nodes.calledNode()
             guard listsChildren else { return [nodes.dictionaries([], filter: filter)] }
             let found = try await contentCall("search") {
                 try await content.search(query, below: path, offset: offset, maximum: maximum)
@@ -257,10 +301,11 @@ struct MediaTreeNodes: Sendable {
         }
     }
 
-    private func addNodeMethods(to node: Interface, path: [String]) {
+    fileprivate func addNodeMethods(to node: Interface) {
         let content = self.content
         let nodes = self
         node.method("Play") { () async throws in
+            let path = try nodes.calledNode().path
             try await contentCall("start playback") { try await content.initiatePlayback(at: path) }
         }
         node.method(
@@ -271,6 +316,7 @@ struct MediaTreeNodes: Sendable {
                 throw DBusError(.invalidArgs, "The search text is longer than \(SearchCriteria.maximumLength) characters")
             }
             let (offset, maximum, filter) = try Self.window(body, from: 1)
+            let path = try nodes.calledNode().path
             let found = try await contentCall("search") {
                 try await content.search(.text(text), below: path, offset: offset, maximum: maximum)
             }

@@ -43,6 +43,8 @@ public final class MediaTreeService: Sendable {
     /// The manager whose tree is served.
     public let content: PlayableContentManager
     let nodes: MediaTreeNodes
+    /// The interfaces every node serves, declared once.
+    let shared: MediaTreeNodes.SharedInterfaces
     private let state = Mutex(Published())
 
     private struct Published {
@@ -64,6 +66,7 @@ public final class MediaTreeService: Sendable {
         let artwork = ArtworkCache(
             directory: artworkCacheDirectory ?? ArtworkCache.defaultDirectory(environment: MPRISService.environment(["XDG_CACHE_HOME", "HOME"])))
         nodes = MediaTreeNodes(rootPath: rootPath, displayName: displayName, content: content, artwork: artwork)
+        shared = MediaTreeNodes.SharedInterfaces(nodes)
     }
 
     /// The bus name owned after ``publish(on:)``.
@@ -73,10 +76,11 @@ public final class MediaTreeService: Sendable {
     @discardableResult
     public func publish(on connection: Connection) async throws -> BusName {
         let nodes = self.nodes
+        let shared = self.shared
         try connection.exportSubtree(
             at: rootPath, ordering: .concurrent,
             children: { path in nodes.childElements(of: path) },
-            object: { path in nodes.interfaces(at: path) })
+            object: { path in nodes.interfaces(at: path, shared: shared) })
         let observation = content.observe { [weak self] change in self?.announce(change) }
         state.withLock {
             $0.connection = connection
@@ -116,13 +120,9 @@ public final class MediaTreeService: Sendable {
                     path: nodes.objectPath(for: path), interface: MediaTreeNodes.container, member: "Updated")
             }
         case .nowPlayingChanged(let paths):
-            let playing = Set(content.nowPlayingIdentifiers)
-            for path in paths {
-                guard let identifier = path.last.map(MediaTreeNodes.identifier(fromKey:)) else { continue }
-                try? connection.send(
-                    .propertiesChanged(
-                        path: nodes.objectPath(for: path), interface: MediaTreeNodes.node,
-                        changed: [("NowPlaying", .boolean(playing.contains(identifier)))]))
+            for path in paths where !path.isEmpty {
+                try? connection.emitPropertiesChanged(
+                    at: nodes.objectPath(for: path), interface: shared.node, changed: ["NowPlaying"])
             }
         case .contextChanged(let context):
             try? connection.send(

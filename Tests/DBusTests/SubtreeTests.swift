@@ -63,4 +63,46 @@ import Testing
             #expect(throws: DBusError.self) { try fixture.service.export(Self.node(3), at: "/org/mprisbridge/Tree/special") }
         }
     }
+
+    /// An interface declared once serves every object of a subtree: each object's properties
+    /// are its own, one it lacks is absent, its methods know which object was called, and a
+    /// per-object change is announced as each property's policy says.
+    @Test func anInterfaceDeclaredOnceServesEachObjectItsOwnValues() async throws {
+        try await withTestService { fixture in
+            let root: ObjectPath = "/org/mprisbridge/Shelf"
+            let shared = Interface("org.mprisbridge.Shelf1")
+            shared.objectProperties(
+                [("Label", .string, .emitsValue), ("Weight", .uint32, .invalidates), ("Colour", .string, .none)],
+                values: { path in
+                    guard let last = path.elements.last, let index = UInt32(last.dropFirst()) else { return [:] }
+                    var values: [String: DBusValue] = ["Label": .string("Box \(index)"), "Colour": .string("red")]
+                    if index.isMultiple(of: 2) { values["Weight"] = .uint32(index * 10) }
+                    return values
+                })
+            shared.method("Which", results: ["path"]) { () -> ObjectPath in MethodCallContext.current?.path ?? "/" }
+            try fixture.service.exportSubtree(at: root, children: { _ in [] }, object: { _ in [shared] })
+            func box(_ index: Int) -> Proxy {
+                Proxy(fixture.client, destination: TestService.busName, path: root.appending("b\(index)"), interface: "org.mprisbridge.Shelf1")
+            }
+            #expect(try await box(7).property("Label", as: String.self) == "Box 7")
+            #expect(try await box(4).property("Weight", as: UInt32.self) == 40)
+            await #expect(throws: DBusError.self) { try await box(7).property("Weight", as: UInt32.self) }
+            #expect(Set(try await box(7).allProperties().keys) == ["Label", "Colour"])
+            #expect(Set(try await box(4).allProperties().keys) == ["Label", "Weight", "Colour"])
+            #expect(try await box(3).call("Which") as ObjectPath == root.appending("b3"))
+
+            let changes = try await fixture.client.signals(
+                matching: MatchRule(path: root.appending("b4"), interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+            try fixture.service.emitPropertiesChanged(at: root.appending("b4"), interface: shared, changed: ["Colour"])
+            try fixture.service.emitPropertiesChanged(
+                at: root.appending("b4"), interface: shared, changed: ["Label", "Weight", "Colour"])
+            var iterator = changes.makeAsyncIterator()
+            let message = try #require(try await iterator.next())
+            let (interface, changed, invalidated) = try message.decode(as: String.self, [String: Variant].self, [String].self)
+            #expect(interface == "org.mprisbridge.Shelf1")
+            #expect(changed.keys.sorted() == ["Label"])
+            #expect(try changed["Label"]?.get(String.self) == "Box 4")
+            #expect(invalidated == ["Weight"])
+        }
+    }
 }
