@@ -57,6 +57,12 @@ public protocol PlayableContentDataSource: Sendable {
     /// Default: nil.
     func changedContainerIdentifiers() -> Set<String>?
 
+    /// Whether ``beginLoadingChildItems(at:)`` has nothing to wait for: every container can be
+    /// read as soon as it is reached (the data source answers from memory or a local index).
+    /// The manager then reads a container when it is first reached, with no loading task and
+    /// no prefetching. Default: false.
+    var loadsChildItemsAtOnce: Bool { get }
+
     /// What every child of the container at `indexPath` is, when they are all alike and none
     /// is informative; nil otherwise. A manager serves such a container, when it is large,
     /// page by page from the data source instead of copying it (see
@@ -84,6 +90,7 @@ extension PlayableContentDataSource {
     public func contentItem(forIdentifier identifier: String) async throws -> ContentItem? { nil }
     public var supportsSearch: Bool { false }
     public func changedContainerIdentifiers() -> Set<String>? { nil }
+    public var loadsChildItemsAtOnce: Bool { false }
     public func uniformChildKind(at indexPath: IndexPath) -> UniformChildKind? { nil }
     public func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int? { nil }
     public func searchContent(matching query: ContentQuery, in indexPath: IndexPath) async throws -> [IndexPath] {

@@ -495,6 +495,8 @@ public final class PlayableContentManager: Sendable {
             guard let source = state.dataSource, state.tree.exists(id) else { return nil }
             return (source, state.tree.indexPath(of: id))
         }) else { return }
+        // A data source with nothing to wait for is read once, complete.
+        if dataSource.loadsChildItemsAtOnce { return startLoading(id) }
         let read = read(dataSource, at: indexPath)
         state.withLock { state in
             guard state.tree.exists(id), !state.tree[id].isComplete else { return }
@@ -513,21 +515,28 @@ public final class PlayableContentManager: Sendable {
             return (source, state.tree.indexPath(of: id))
         }
         guard let (dataSource, indexPath) = start else { return }
+        // Read at once: the caller is about to use the container (so nothing is forgotten here;
+        // the call forgets what it must when it is done).
+        if dataSource.loadsChildItemsAtOnce { return finishLoading(id, read: read(dataSource, at: indexPath), at: indexPath) }
         Task {
             try? await dataSource.beginLoadingChildItems(at: indexPath)
-            let read = read(dataSource, at: indexPath)
-            let (waiters, changed) = state.withLock { state -> ([CheckedContinuation<Bool, Never>], [[String]]) in
-                let waiters = state.loads.removeValue(forKey: id).map { Array($0.waiters.values) } ?? []
-                var ids: Set<Int> = []
-                if state.tree.exists(id), state.tree.indexPath(of: id) == indexPath {
-                    state.tree.merge(read, into: id, complete: true, changed: &ids)
-                }
-                return (waiters, ids.map { state.tree.path(of: $0) })
-            }
-            for waiter in waiters { waiter.resume(returning: true) }
-            announce(changed)
+            finishLoading(id, read: read(dataSource, at: indexPath), at: indexPath)
             forgetLeastRecentlyUsed()
         }
+    }
+
+    /// Merges what loading container `id` read, complete, and wakes the listings waiting for it.
+    private func finishLoading(_ id: Int, read: ContentTree.ContainerRead, at indexPath: IndexPath) {
+        let (waiters, changed) = state.withLock { state -> ([CheckedContinuation<Bool, Never>], [[String]]) in
+            let waiters = state.loads.removeValue(forKey: id).map { Array($0.waiters.values) } ?? []
+            var ids: Set<Int> = []
+            if state.tree.exists(id), state.tree.indexPath(of: id) == indexPath {
+                state.tree.merge(read, into: id, complete: true, changed: &ids)
+            }
+            return (waiters, ids.map { state.tree.path(of: $0) })
+        }
+        for waiter in waiters { waiter.resume(returning: true) }
+        announce(changed)
     }
 
     /// Waits until container `id` is loaded or the deadline passes; true when loaded.
@@ -690,7 +699,10 @@ public final class PlayableContentManager: Sendable {
             return (ContentListing(entries: entries, totalCount: total, isComplete: state.tree[id].isComplete), prefetched)
         }
         if withinDepth(of: id), state.withLock({ state in state.context.depthLimit.map { state.tree[id].depth + 1 < $0 } ?? true }) {
-            for child in prefetch { startLoading(child) }
+            // Read when reached instead, from a data source that loads at once.
+            if state.withLock({ $0.dataSource?.loadsChildItemsAtOnce != true }) {
+                for child in prefetch { startLoading(child) }
+            }
         }
         var hinted = listing
         hinted.entries = withCountHints(listing.entries)

@@ -384,6 +384,9 @@ public final class LibraryContent: PlayableContentDataSource {
         }
     }
 
+    /// True: every container is read from memory and the index as soon as it is reached.
+    public var loadsChildItemsAtOnce: Bool { true }
+
     /// True: see ``searchContent(matching:in:)``.
     public var supportsSearch: Bool { true }
 
