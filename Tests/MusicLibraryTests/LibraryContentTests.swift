@@ -699,16 +699,39 @@ extension LibraryContentTests {
     }
 }
 
+extension LibraryContentTests {
+    /// The tree loads at once: a container a remote lists is read once, and the albums it
+    /// shows are not read before a remote opens one.
+    @Test func aContainerIsReadOnceWhenReachedAndItsChildrenWhenOpened() async throws {
+        let source = CountingSource(Self.makeContent())
+        let manager = PlayableContentManager(dataSource: source)
+        #expect(source.loadsChildItemsAtOnce)
+        let albums = try await manager.listChildren(of: ["albums"])
+        let rows = source.rows.withLock { $0 }
+        #expect(rows.filter { $0 == [1, 0] }.count == 1, "\(rows)")
+        #expect(!rows.contains { $0.count == 3 }, "albums' tracks read before any was opened: \(rows)")
+        let arrival = try #require(albums.entries.first { $0.item.title == "Arrival" })
+        #expect(try await manager.listChildren(of: arrival.path).entries.count == 3)
+        #expect(source.rows.withLock { $0 }.filter { $0.count == 3 }.count == 3)
+    }
+}
+
 /// A data source that forwards to another and records the containers whose children are counted.
 final class CountingSource: PlayableContentDataSource {
     let inner: LibraryContent
     let reads = Mutex<[IndexPath]>([])
+    /// Every row asked for.
+    let rows = Mutex<[IndexPath]>([])
     init(_ inner: LibraryContent) { self.inner = inner }
     func numberOfChildItems(at indexPath: IndexPath) -> Int {
         reads.withLock { $0.append(indexPath) }
         return inner.numberOfChildItems(at: indexPath)
     }
-    func contentItem(at indexPath: IndexPath) -> ContentItem? { inner.contentItem(at: indexPath) }
+    func contentItem(at indexPath: IndexPath) -> ContentItem? {
+        rows.withLock { $0.append(indexPath) }
+        return inner.contentItem(at: indexPath)
+    }
+    var loadsChildItemsAtOnce: Bool { inner.loadsChildItemsAtOnce }
     func contentItem(forIdentifier identifier: String) async throws -> ContentItem? {
         try await inner.contentItem(forIdentifier: identifier)
     }
