@@ -10,6 +10,7 @@
 import CDBus
 import CMalloc
 import Dispatch
+import Glibc
 
 #if canImport(Glibc)
     import Glibc
@@ -183,20 +184,35 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         guard fd >= 0 else { return false }
         let flags = dbus_watch_get_flags(watch)
         let box = WatchSources()
+        // Each source watches a duplicate of the socket, closed by its cancel handler: a source's
+        // descriptor must stay open until then, and libdbus closes its own as soon as the
+        // connection closes, while a cancelled source leaves Dispatch's event loop only later. A
+        // number reused meanwhile (a file, another connection) confused that loop.
+        func duplicate() -> Int32? {
+            let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+            return copy >= 0 ? copy : nil
+        }
         if flags & DBUS_WATCH_READABLE.rawValue != 0 {
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            guard let copy = duplicate() else { return false }
+            let source = DispatchSource.makeReadSource(fileDescriptor: copy, queue: queue)
             source.setEventHandler { [unowned self] in
                 _ = dbus_watch_handle(watch, DBUS_WATCH_READABLE.rawValue)
                 drain()
             }
+            source.setCancelHandler { Glibc.close(copy) }
             box.sources.append(source)
         }
         if flags & DBUS_WATCH_WRITABLE.rawValue != 0 {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+            guard let copy = duplicate() else {
+                cancel(box)
+                return false
+            }
+            let source = DispatchSource.makeWriteSource(fileDescriptor: copy, queue: queue)
             source.setEventHandler { [unowned self] in
                 _ = dbus_watch_handle(watch, DBUS_WATCH_WRITABLE.rawValue)
                 drain()
             }
+            source.setCancelHandler { Glibc.close(copy) }
             box.sources.append(source)
         }
         dbus_watch_set_data(watch, Unmanaged.passRetained(box).toOpaque(), releaseWatchSources)
