@@ -71,8 +71,9 @@ public protocol PlayableContentDataSource: Sendable {
     func uniformChildKind(at indexPath: IndexPath) -> UniformChildKind?
 
     /// Where the child with `identifier` is in the container at `indexPath`, or nil when it
-    /// is not there; asked to find a row of a container served page by page. Default: nil,
-    /// and the manager looks at the container's rows one by one.
+    /// is not there; asked to find a row of a container served page by page, so it must be
+    /// quick (an index, not a scan: any client may ask for a key it made up). Default: nil, so
+    /// a data source that pages containers (``uniformChildKind(at:)``) must answer it.
     func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int?
 }
 

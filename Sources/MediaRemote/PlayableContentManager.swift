@@ -759,11 +759,10 @@ public final class PlayableContentManager: Sendable {
             })
         else { return false }
         let limit = state.withLock { $0.context.itemLimit } ?? Int.max
-        let found =
-            dataSource.indexOfChild(withIdentifier: key, inContainerAt: indexPath)
-            ?? (0..<count).first { dataSource.contentItem(at: indexPath.appending($0))?.identifier == key }
-        guard let index = found, index < min(count, limit), let item = dataSource.contentItem(at: indexPath.appending(index)),
-            item.identifier == key, item.isContainer
+        // Found through the data source only: a scan of the rows for a key a client made up would
+        // cost a read of the whole container per call.
+        guard let index = dataSource.indexOfChild(withIdentifier: key, inContainerAt: indexPath), index < min(count, limit),
+            let item = dataSource.contentItem(at: indexPath.appending(index)), item.identifier == key, item.isContainer
         else { return false }
         return state.withLock { state in
             guard state.tree.exists(parent), state.tree.indexPath(of: parent) == indexPath,
@@ -775,8 +774,8 @@ public final class PlayableContentManager: Sendable {
     }
 
     /// The row at `path` when its parent is served page by page: found through the data
-    /// source (``PlayableContentDataSource/indexOfChild(withIdentifier:inContainerAt:)``, else
-    /// row by row); nil when the parent is not paged or has no such row.
+    /// source (``PlayableContentDataSource/indexOfChild(withIdentifier:inContainerAt:)``); nil
+    /// when the parent is not paged or has no such row.
     private func pagedRow(at path: [String]) -> ContentEntry? {
         guard let key = path.last, let parentID = try? resolve(Array(path.dropLast())), withinDepth(of: parentID),
             let (dataSource, node, indexPath) = state.withLock({ state in
@@ -785,11 +784,8 @@ public final class PlayableContentManager: Sendable {
             }), let count = node.pagedCount
         else { return nil }
         let limit = state.withLock { $0.context.itemLimit } ?? Int.max
-        let found =
-            dataSource.indexOfChild(withIdentifier: key, inContainerAt: indexPath)
-            ?? (0..<count).first { dataSource.contentItem(at: indexPath.appending($0))?.identifier == key }
-        guard let index = found, index < min(count, limit), let item = dataSource.contentItem(at: indexPath.appending(index)),
-            item.identifier == key
+        guard let index = dataSource.indexOfChild(withIdentifier: key, inContainerAt: indexPath), index < min(count, limit),
+            let item = dataSource.contentItem(at: indexPath.appending(index)), item.identifier == key
         else { return nil }
         return withCountHints([pagedEntry(item, at: index, in: node, path: Array(path.dropLast()), indexPath: indexPath)])[0]
     }

@@ -716,6 +716,23 @@ extension LibraryContentTests {
     }
 }
 
+extension LibraryContentTests {
+    /// A key a client made up below a paged container is refused from the data source's index,
+    /// without reading the container's rows one by one.
+    @Test func aMadeUpKeyBelowAPagedContainerReadsNoRows() throws {
+        let source = CountingSource(Self.makeContent())
+        let manager = PlayableContentManager(dataSource: source, pagedContainerThreshold: 4)
+        _ = try manager.entry(at: ["tracks"])
+        _ = try manager.entry(at: ["albums"])
+        source.rows.withLock { $0 = [] }
+        for key in ["track:made/up.flac", "album:nobody\u{1F}nothing", "anything"] {
+            #expect(throws: ContentError.self) { try manager.entry(at: ["tracks", key]) }
+            #expect(throws: ContentError.self) { try manager.entry(at: ["albums", key, "track:x"]) }
+        }
+        #expect(source.rows.withLock { $0 }.isEmpty, "\(source.rows.withLock { $0 })")
+    }
+}
+
 /// A data source that forwards to another and records the containers whose children are counted.
 final class CountingSource: PlayableContentDataSource {
     let inner: LibraryContent
@@ -732,6 +749,10 @@ final class CountingSource: PlayableContentDataSource {
         return inner.contentItem(at: indexPath)
     }
     var loadsChildItemsAtOnce: Bool { inner.loadsChildItemsAtOnce }
+    func uniformChildKind(at indexPath: IndexPath) -> UniformChildKind? { inner.uniformChildKind(at: indexPath) }
+    func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int? {
+        inner.indexOfChild(withIdentifier: identifier, inContainerAt: indexPath)
+    }
     func contentItem(forIdentifier identifier: String) async throws -> ContentItem? {
         try await inner.contentItem(forIdentifier: identifier)
     }
