@@ -341,10 +341,7 @@ final class LibraryIndex {
     /// Every track outlined for building the tree, in the order of ``tracks()``: fewer columns
     /// than ``tracks()``, and no URL made per track.
     func trackOutlines() throws(SQLiteError) -> [TrackOutline] {
-        var folderArt: [Substring: String] = [:]
-        try database.forEachRow("SELECT folder, file FROM folder_art") { row throws(SQLiteError) in
-            if let folder = row.text(0), let file = row.text(1) { folderArt[folder[...]] = file }
-        }
+        let folderArt = try folderArtFiles()
         var outlines: [TrackOutline] = []
         outlines.reserveCapacity(try trackCount())
         let sql = """
@@ -416,11 +413,16 @@ final class LibraryIndex {
 
     /// Folder → the URL of its cover image: made once per folder rather than once per track.
     private func folderArtURLs() throws(SQLiteError) -> [Substring: URL] {
-        var urls: [Substring: URL] = [:]
+        try folderArtFiles().mapValues(fileURL)
+    }
+
+    /// Folder → its cover image, relative to the root.
+    private func folderArtFiles() throws(SQLiteError) -> [Substring: String] {
+        var files: [Substring: String] = [:]
         try database.forEachRow("SELECT folder, file FROM folder_art") { row throws(SQLiteError) in
-            if let folder = row.text(0), let file = row.text(1) { urls[folder[...]] = fileURL(file) }
+            if let folder = row.text(0), let file = row.text(1) { files[folder[...]] = file }
         }
-        return urls
+        return files
     }
 
     /// A track from a row of ``trackColumns``; folder art is looked up in `folderArt` when given.

@@ -104,14 +104,7 @@ public final class MusicLibrary: Sendable {
 
     /// The tracks with the identifiers `ids`, in the order asked; unknown identifiers are skipped.
     public func tracks(ids: [Track.ID]) throws -> [Track] {
-        try read { index in
-            var tracks: [Track] = []
-            tracks.reserveCapacity(ids.count)
-            for id in ids {
-                if let track = try index.track(path: id) { tracks.append(track) }
-            }
-            return tracks
-        }
+        try tracks(identifiedBy: ids).compactMap { $0 }
     }
 
     /// The tracks with the identifiers `ids`, in order, nil for those not indexed: read in one
