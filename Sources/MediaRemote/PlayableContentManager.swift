@@ -572,9 +572,9 @@ public final class PlayableContentManager: Sendable {
             }
             if state.withLock({ $0.tree[deepest].pagedCount != nil }) {
                 // A container below a paged one is copied once a remote opens it.
-                guard openChild(of: deepest, key: path[state.withLock { $0.tree[deepest].depth }]) else {
-                    throw .noSuchContent(Self.describe(path))
-                }
+                let key = path[state.withLock { $0.tree[deepest].depth }]
+                guard let index = pagedIndex(of: key, in: deepest), openChild(of: deepest, at: index, key: key) != nil
+                else { throw .noSuchContent(Self.describe(path)) }
                 continue
             }
             let isContainer = state.withLock { state in
@@ -750,26 +750,45 @@ public final class PlayableContentManager: Sendable {
             displaysPlaybackProgress: node.displaysProgress, children: nil, depth: node.depth + 1)
     }
 
-    /// Copies the child container `key` of the paged container `parent` into the tree, found
-    /// through the data source; false when there is no such container.
-    private func openChild(of parent: Int, key: String) -> Bool {
-        guard withinDepth(of: parent),
-            let (dataSource, indexPath, count) = state.withLock({ state in
-                state.dataSource.map { ($0, state.tree.indexPath(of: parent), state.tree[parent].pagedCount ?? 0) }
-            })
-        else { return false }
-        let limit = state.withLock { $0.context.itemLimit } ?? Int.max
-        // Found through the data source only: a scan of the rows for a key a client made up would
-        // cost a read of the whole container per call.
-        guard let index = dataSource.indexOfChild(withIdentifier: key, inContainerAt: indexPath), index < min(count, limit),
-            let item = dataSource.contentItem(at: indexPath.appending(index)), item.identifier == key, item.isContainer
-        else { return false }
+    /// Row `index` of the paged container `parent`, read from the data source, within the
+    /// container's count and the content limits; nil for any other.
+    private func pagedChild(of parent: Int, at index: Int) -> ContentEntry? {
+        guard
+            let (dataSource, node, path, indexPath, limit) = state.withLock({ state in
+                state.tree.exists(parent) && state.tree[parent].pagedCount != nil
+                    ? state.dataSource.map {
+                        ($0, state.tree[parent], state.tree.path(of: parent), state.tree.indexPath(of: parent),
+                         state.context.itemLimit)
+                    } : nil
+            }), index >= 0, index < min(node.pagedCount ?? 0, limit ?? Int.max),
+            let item = dataSource.contentItem(at: indexPath.appending(index))
+        else { return nil }
+        return pagedEntry(item, at: index, in: node, path: path, indexPath: indexPath)
+    }
+
+    /// Where the row `key` is in the paged container `parent`, as the data source finds it.
+    ///
+    /// Found through the data source only: a scan of the rows for a key a client made up would
+    /// cost a read of the whole container per call.
+    private func pagedIndex(of key: String, in parent: Int) -> Int? {
+        guard let (dataSource, indexPath) = state.withLock({ state in
+            state.dataSource.map { ($0, state.tree.indexPath(of: parent)) }
+        }) else { return nil }
+        return dataSource.indexOfChild(withIdentifier: key, inContainerAt: indexPath)
+    }
+
+    /// Copies the child container at `index` of the paged container `parent` into the tree
+    /// (`key` it must have, when given); returns its id, nil when there is no such container.
+    private func openChild(of parent: Int, at index: Int, key: String? = nil) -> Int? {
+        guard withinDepth(of: parent), let entry = pagedChild(of: parent, at: index), entry.item.isContainer,
+            key == nil || entry.item.identifier == key
+        else { return nil }
         return state.withLock { state in
-            guard state.tree.exists(parent), state.tree.indexPath(of: parent) == indexPath,
-                state.tree[parent].pagedCount != nil
-            else { return false }
-            _ = state.tree.addOpenedChild(of: parent, key: key, item: item, sourceIndex: index)
-            return true
+            // Still the container the row was read from.
+            guard state.tree.exists(parent), state.tree[parent].pagedCount != nil,
+                state.tree.indexPath(of: parent).appending(index) == entry.indexPath
+            else { return nil }
+            return state.tree.addOpenedChild(of: parent, key: entry.item.identifier, item: entry.item, sourceIndex: index)
         }
     }
 
@@ -778,16 +797,11 @@ public final class PlayableContentManager: Sendable {
     /// when the parent is not paged or has no such row.
     private func pagedRow(at path: [String]) -> ContentEntry? {
         guard let key = path.last, let parentID = try? resolve(Array(path.dropLast())), withinDepth(of: parentID),
-            let (dataSource, node, indexPath) = state.withLock({ state in
-                state.tree[parentID].pagedCount != nil
-                    ? state.dataSource.map { ($0, state.tree[parentID], state.tree.indexPath(of: parentID)) } : nil
-            }), let count = node.pagedCount
+            state.withLock({ $0.tree[parentID].pagedCount != nil }),
+            let index = pagedIndex(of: key, in: parentID), let entry = pagedChild(of: parentID, at: index),
+            entry.item.identifier == key
         else { return nil }
-        let limit = state.withLock { $0.context.itemLimit } ?? Int.max
-        guard let index = dataSource.indexOfChild(withIdentifier: key, inContainerAt: indexPath), index < min(count, limit),
-            let item = dataSource.contentItem(at: indexPath.appending(index)), item.identifier == key
-        else { return nil }
-        return withCountHints([pagedEntry(item, at: index, in: node, path: Array(path.dropLast()), indexPath: indexPath)])[0]
+        return withCountHints([entry])[0]
     }
 
     /// The rows below the container at `path` matching `query`, as the data
@@ -825,30 +839,19 @@ public final class PlayableContentManager: Sendable {
                 snapshot(id)
                 startLoading(id)
             }
-            if position < indexPath.count - 1, state.withLock({ $0.tree[id].pagedCount != nil }) {
-                // A container below a paged one, on the way: copied as a remote opens it.
-                guard let dataSource = state.withLock({ $0.dataSource }),
-                    let item = dataSource.contentItem(at: IndexPath(indexes: indexPath.prefix(position + 1))),
-                    openChild(of: id, key: item.identifier),
-                    let child = state.withLock({ $0.tree[id].childByKey[item.identifier] })
-                else { return nil }
-                id = child
-                continue
-            }
-            guard let child = state.withLock({ $0.tree.child(of: id, atSourceIndex: index) }) else {
+            if state.withLock({ $0.tree[id].pagedCount != nil }) {
+                if position < indexPath.count - 1 {
+                    // A container below a paged one, on the way: copied as a remote opens it.
+                    guard let child = openChild(of: id, at: index) else { return nil }
+                    id = child
+                    continue
+                }
                 // A row of a container served page by page is read from the data source.
-                guard position == indexPath.count - 1,
-                    let (dataSource, node, path, parentIndexPath, limit) = state.withLock({ state in
-                        state.tree[id].pagedCount != nil
-                            ? state.dataSource.map {
-                                ($0, state.tree[id], state.tree.path(of: id), state.tree.indexPath(of: id), state.context.itemLimit)
-                            } : nil
-                    }), index >= 0, index < min(node.pagedCount ?? 0, limit ?? Int.max),
-                    let item = dataSource.contentItem(at: indexPath)
-                else { return nil }
+                guard let entry = pagedChild(of: id, at: index) else { return nil }
                 state.withLock { $0.tree.touch(id) }
-                return withCountHints([pagedEntry(item, at: index, in: node, path: path, indexPath: parentIndexPath)])[0]
+                return withCountHints([entry])[0]
             }
+            guard let child = state.withLock({ $0.tree.child(of: id, atSourceIndex: index) }) else { return nil }
             id = child
         }
         state.withLock { $0.tree.touch(id) }
