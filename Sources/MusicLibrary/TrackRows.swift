@@ -35,9 +35,8 @@ final class TrackRows: Sendable {
     /// Each track's ``TrackOutlining/fingerprint``: what tells a rebuilt tree's changed rows
     /// from those it shows as before.
     let fingerprints: [Int]
-    /// Tracks read lately, in two generations: a hit promotes a track from the older one, and
-    /// the older one is dropped when the newer one is full.
-    private let recent = Mutex<(current: [Int: Track], older: [Int: Track])>(([:], [:]))
+    /// Tracks read lately, by number.
+    private let recent = Mutex(RecentValues<Int, Track>(capacity: tracksKept))
     /// How many tracks a generation keeps: more than a page of rows and the rows around it.
     static let tracksKept = 512
 
@@ -114,34 +113,21 @@ final class TrackRows: Sendable {
     func prefetch(_ indexes: some Collection<Int>) {
         guard case .reader(let read) = source, let first = indexes.first else { return }
         let missing = recent.withLock { recent -> [Int] in
-            if recent.current[first] != nil || recent.older[first] != nil { return [] }
-            return indexes.filter { recent.current[$0] == nil && recent.older[$0] == nil }
+            if recent.contains(first) { return [] }
+            return indexes.filter { !recent.contains($0) }
         }
         guard !missing.isEmpty else { return }
         let tracks = read(missing.map(id))
         recent.withLock { recent in
             for (index, track) in zip(missing, tracks) {
-                if let track { Self.remember(track, at: index, in: &recent) }
+                if let track { recent.insert(track, for: index) }
             }
         }
     }
 
     /// Track `index` if it was read lately.
     private func cached(_ index: Int) -> Track? {
-        recent.withLock { recent in
-            if let track = recent.current[index] { return track }
-            guard let track = recent.older[index] else { return nil }
-            Self.remember(track, at: index, in: &recent)
-            return track
-        }
-    }
-
-    private static func remember(_ track: Track, at index: Int, in recent: inout (current: [Int: Track], older: [Int: Track])) {
-        if recent.current.count >= tracksKept {
-            recent.older = recent.current
-            recent.current = [:]
-        }
-        recent.current[index] = track
+        recent.withLock { $0.value(for: index) }
     }
 
     private static func slice(_ bytes: UnsafeBufferPointer<UInt8>, _ ends: UnsafeBufferPointer<Int32>, _ index: Int)

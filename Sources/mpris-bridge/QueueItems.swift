@@ -22,9 +22,8 @@ import Synchronization
 /// tracks holds 50,000 paths rather than 50,000 descriptions.
 final class QueueItems: QueueItemCatalog {
     let library: MusicLibrary
-    /// Descriptions read lately, in two generations: a lookup promotes an entry from the
-    /// older one, and the older one is dropped when the newer one is full.
-    private let recent = Mutex<(current: [String: NowPlayingInfo?], older: [String: NowPlayingInfo?])>(([:], [:]))
+    /// Descriptions read lately (nil for a track the index no longer has).
+    private let recent = Mutex(RecentValues<String, NowPlayingInfo?>(capacity: descriptionsKept))
     /// How many descriptions a generation holds: more than the window remotes are shown.
     static let descriptionsKept = 256
 
@@ -44,7 +43,7 @@ final class QueueItems: QueueItemCatalog {
 
     /// Forgets the descriptions read so far (a rescan changed tracks): the next are read anew.
     func forgetDescriptions() {
-        recent.withLock { $0 = ([:], [:]) }
+        recent.withLock { $0.removeAll() }
     }
 
     func url(ofItem key: String) -> URL {
@@ -52,27 +51,10 @@ final class QueueItems: QueueItemCatalog {
     }
 
     func info(ofItem id: String) -> NowPlayingInfo? {
-        let cached: NowPlayingInfo?? = recent.withLock { recent in
-            if let info = recent.current[id] { return info }
-            guard let info = recent.older[id] else { return nil }
-            remember(info, as: id, in: &recent)
-            return info
-        }
-        if let cached { return cached }
+        if let cached = recent.withLock({ $0.value(for: id) }) { return cached }
         let info = (try? library.track(id: id)).flatMap { $0 }.map { $0.nowPlayingInfo(artwork: artwork(for: $0)) }
-        recent.withLock { remember(info, as: id, in: &$0) }
+        recent.withLock { $0.insert(info, for: id) }
         return info
-    }
-
-    private func remember(
-        _ info: NowPlayingInfo?, as id: String,
-        in recent: inout (current: [String: NowPlayingInfo?], older: [String: NowPlayingInfo?])
-    ) {
-        if recent.current.count >= Self.descriptionsKept {
-            recent.older = recent.current
-            recent.current = [:]
-        }
-        recent.current[id] = info
     }
 
     /// The entry for a stream: live, with no length, titled `title` or after its address.
