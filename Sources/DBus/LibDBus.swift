@@ -346,7 +346,7 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
                     if case .byte(let byte) = item { return byte }
                     return 0
                 }
-                try withContainer("a", "y", &iterator) { inner in
+                try withContainer("a", DBusType.byte, &iterator) { inner in
                     let appended = bytes.withUnsafeBufferPointer { buffer in
                         var base = buffer.baseAddress
                         return dbus_message_iter_append_fixed_array(
@@ -356,13 +356,14 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
                 }
                 return
             }
-            try withContainer("a", element.description, &iterator) { inner in
+            try withContainer("a", element, &iterator) { inner in
                 for item in items { try append(item, to: &inner, depth: depth + 1) }
             }
         case .dictionary(let key, let valueType, let entries):
             guard key.isBasic else { throw DBusError.invalidArgs("A dictionary key must be a basic type, not '\(key)'") }
             if key.containsUnixFD || valueType.containsUnixFD { throw DBusError.unixFDNotSupported }
-            try withContainer("a", "{\(key)\(valueType)}", &iterator) { inner in
+            let entryType: DBusType = .dictionary(key: key, value: valueType)
+            try withContainer("a", entryType, elementOfArray: true, &iterator) { inner in
                 for entry in entries {
                     guard entry.key.hasType(key), entry.value.hasType(valueType) else {
                         throw DBusError.invalidArgs(
@@ -382,7 +383,7 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         case .variant(let variant):
             let inner = variant.value.type
             if inner.containsUnixFD { throw DBusError.unixFDNotSupported }
-            try withContainer("v", inner.description, &iterator) { contents in
+            try withContainer("v", inner, &iterator) { contents in
                 try append(variant.value, to: &contents, depth: depth + 1)
             }
         }
@@ -405,8 +406,46 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         if appended == 0 { throw outOfMemory }
     }
 
+    /// Opens a container whose contents have `contents`'s signature (for a dictionary's array
+    /// with `elementOfArray`, the entry's `{kv}`), runs `body` in it and closes it.
     private static func withContainer(
-        _ code: Unicode.Scalar, _ signature: String?, _ iterator: inout DBusMessageIter,
+        _ code: Unicode.Scalar, _ contents: DBusType, elementOfArray: Bool = false, _ iterator: inout DBusMessageIter,
+        _ body: (inout DBusMessageIter) throws -> Void
+    ) throws {
+        // The signatures of a page of rows are a handful of short strings, asked for thousands
+        // of times: taken from constants rather than built and converted for C each time.
+        if let constant = commonSignature(contents, elementOfArray: elementOfArray) {
+            // A literal's StaticString is NUL-terminated and lives as long as the program.
+            let text = UnsafeRawPointer(constant.utf8Start).assumingMemoryBound(to: CChar.self)
+            return try withContainer(code, text, &iterator, body)
+        }
+        var signature = contents.description
+        if elementOfArray { signature = String(signature.dropFirst()) }
+        return try signature.withCString { try withContainer(code, $0, &iterator, body) }
+    }
+
+    private static func commonSignature(_ type: DBusType, elementOfArray: Bool) -> StaticString? {
+        switch (type, elementOfArray) {
+        case (.string, false): "s"
+        case (.objectPath, false): "o"
+        case (.boolean, false): "b"
+        case (.int32, false): "i"
+        case (.uint32, false): "u"
+        case (.int64, false): "x"
+        case (.uint64, false): "t"
+        case (.double, false): "d"
+        case (.byte, false): "y"
+        case (.variant, false): "v"
+        case (.array(.string), false): "as"
+        case (.array(.objectPath), false): "ao"
+        case (.dictionary(.string, .variant), false): "a{sv}"
+        case (.dictionary(.string, .variant), true): "{sv}"
+        default: nil
+        }
+    }
+
+    private static func withContainer(
+        _ code: Unicode.Scalar, _ signature: UnsafePointer<CChar>?, _ iterator: inout DBusMessageIter,
         _ body: (inout DBusMessageIter) throws -> Void
     ) throws {
         var inner = DBusMessageIter()
