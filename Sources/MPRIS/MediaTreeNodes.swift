@@ -53,11 +53,13 @@ struct MediaTreeNodes: Sendable {
     /// element could not have come from ``ObjectPath/escapeElement(_:)``.
     func contentPath(for objectPath: ObjectPath) -> [String]? {
         guard objectPath.isDescendant(of: rootPath) else { return nil }
-        let elements = objectPath.elements.dropFirst(rootPath.elements.count)
+        // Every call on a node converts its path (twice): split the part below the root in
+        // place rather than splitting both whole paths into arrays first.
+        let text = objectPath.rawValue
+        let below = text.utf8.dropFirst(rootPath.rawValue == "/" ? 0 : rootPath.rawValue.utf8.count)
         var keys: [String] = []
-        keys.reserveCapacity(elements.count)
-        for element in elements {
-            guard let key = ObjectPath.unescapeElement(element) else { return nil }
+        for element in below.split(separator: UInt8(ascii: "/")) {
+            guard let key = ObjectPath.unescapeElement(Substring(element)) else { return nil }
             keys.append(key)
         }
         return keys
@@ -88,17 +90,22 @@ struct MediaTreeNodes: Sendable {
     }
 
     /// The properties of `entry` that `filter` asks for, as in a `ListChildren` result.
-    func properties(of entry: ContentEntry, filter: Filter) -> [DBusValue.DictionaryEntry] {
+    ///
+    /// - Parameter parent: the object path of the entry's parent when the caller knows it
+    ///   (the rows of one listing share it, and escaping it again for each row was measurable).
+    func properties(of entry: ContentEntry, filter: Filter, parent: ObjectPath? = nil) -> [DBusValue.DictionaryEntry] {
         var values: [DBusValue.DictionaryEntry] = []
+        values.reserveCapacity(25)
         func add(_ name: String, _ value: @autoclosure () -> DBusValue?) {
             guard filter.wants(name), let value = value() else { return }
             values.append(.init(.string(name), .variant(Variant(value))))
         }
         let item = entry.item
-        let path = objectPath(for: entry.path)
+        let parentPath = entry.path.isEmpty ? rootPath : parent ?? objectPath(for: entry.path.dropLast())
+        let path = entry.path.isEmpty ? rootPath : parentPath.appending(entry.path.last!)
         let showsAsContainer = item.isContainer || !item.isPlayable || entry.path.isEmpty
         // MediaObject2
-        add("Parent", .objectPath(entry.path.isEmpty ? rootPath : objectPath(for: entry.path.dropLast())))
+        add("Parent", .objectPath(parentPath))
         add("Type", .string(Self.type(of: item, showsAsContainer: showsAsContainer)))
         add("Path", .objectPath(path))
         add("DisplayName", .string(entry.path.isEmpty ? displayName : (item.title ?? item.identifier)))
@@ -124,7 +131,7 @@ struct MediaTreeNodes: Sendable {
             if let duration = media?.duration { add("Duration", .int32(Int32(clamping: duration.components.seconds))) }
             if let number = media?.trackNumber { add("TrackNumber", .int32(Int32(clamping: number))) }
             if filter.wants("AlbumArt"), case let art = artURL(item.artwork), !art.isEmpty {
-                add("AlbumArt", .objectPath(artPath(forNodeAt: entry.path)))
+                add("AlbumArt", .objectPath(ObjectPath(stringLiteral: path.rawValue + "/" + Self.artElement)))
             }
         }
         // MediaNode1
@@ -221,10 +228,11 @@ struct MediaTreeNodes: Sendable {
     /// `nil` if there is none.
     func interfaces(at objectPath: ObjectPath, shared: SharedInterfaces) -> [Interface]? {
         if let node = artNodePath(of: objectPath) {
-            guard let entry = try? content.entry(at: node), !artURL(entry.item.artwork).isEmpty else { return nil }
+            guard let entry = try? content.entry(at: node, readingChildren: false), !artURL(entry.item.artwork).isEmpty else { return nil }
             return [shared.artObject, shared.artItem]
         }
-        guard let path = contentPath(for: objectPath), let entry = try? content.entry(at: path) else { return nil }
+        guard let path = contentPath(for: objectPath), let entry = try? content.entry(at: path, readingChildren: false)
+        else { return nil }
         let item = entry.item
         let showsAsContainer = item.isContainer || !item.isPlayable || path.isEmpty
         var interfaces = [shared.object, showsAsContainer ? shared.container : shared.item, shared.node]
@@ -236,7 +244,7 @@ struct MediaTreeNodes: Sendable {
     /// serve them; empty when there is none.
     func values(at objectPath: ObjectPath) -> [String: DBusValue] {
         if let node = artNodePath(of: objectPath) {
-            guard let entry = try? content.entry(at: node), case let url = artURL(entry.item.artwork), !url.isEmpty
+            guard let entry = try? content.entry(at: node, readingChildren: false), case let url = artURL(entry.item.artwork), !url.isEmpty
             else { return [:] }
             let lowered = url.lowercased()
             let type =
@@ -264,7 +272,7 @@ struct MediaTreeNodes: Sendable {
             throw DBusError(.unknownObject, "No node at this path")
         }
         do throws(ContentError) {
-            let entry = try content.entry(at: path)
+            let entry = try content.entry(at: path, readingChildren: false)
             return (path, entry.item.isContainer || path.isEmpty)
         } catch {
             throw error.dbusError
@@ -371,9 +379,16 @@ struct MediaTreeNodes: Sendable {
     }
 
     private func dictionaries(_ entries: [ContentEntry], filter: Filter) -> DBusValue {
-        .array(
+        // A listing's rows share their parent; a search's rows come from many.
+        var parent: (path: ArraySlice<String>, objectPath: ObjectPath)?
+        return .array(
             .dictionary(key: .string, value: .variant),
-            entries.map { .dictionary(key: .string, value: .variant, properties(of: $0, filter: filter)) })
+            entries.map { entry in
+                let parentPath = entry.path.dropLast()
+                if parent?.path != parentPath { parent = (parentPath, objectPath(for: Array(parentPath))) }
+                return .dictionary(
+                    key: .string, value: .variant, properties(of: entry, filter: filter, parent: parent?.objectPath))
+            })
     }
 
     /// The most rows one listing or search returns, whatever `Max` asks (0 included): about

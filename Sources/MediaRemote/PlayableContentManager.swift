@@ -611,7 +611,12 @@ public final class PlayableContentManager: Sendable {
     /// The row at `path` (`[]` is the root), reading it from the data source
     /// if needed. Throws ``ContentError/noSuchContent(_:)`` when nothing is
     /// there, or it lies deeper than the content limits allow.
-    public func entry(at path: [String]) throws(ContentError) -> ContentEntry {
+    ///
+    /// - Parameter readingChildren: whether a container's children are read too, so that its
+    ///   entry counts them. Pass false to learn only whether the row exists and what it is
+    ///   (a D-Bus object lookup does, on the connection's queue, which must not wait on the
+    ///   data source for rows a listing reads anyway); its counts are then left out.
+    public func entry(at path: [String], readingChildren: Bool = true) throws(ContentError) -> ContentEntry {
         if let last = path.last, last == ContentTree.loadingKey {
             let parent = try resolve(Array(path.dropLast()))
             // It exists exactly when a listing of the parent shows it.
@@ -626,6 +631,7 @@ public final class PlayableContentManager: Sendable {
             if let row = pagedRow(at: path) { return row }
             throw error
         }
+        guard readingChildren else { return state.withLock { state in Self.entry(for: id, in: state) } }
         if id != ContentTree.rootID, state.withLock({ $0.tree[id].item?.isContainer == true && $0.tree[id].children == nil }),
             withinDepth(of: id)
         {

@@ -48,6 +48,11 @@ final class TestContent: PlayableContentDataSource {
     /// Whether it says which containers hold children all alike, so a manager may page large ones.
     let tellsLeafContainers: Bool
 
+    /// How many times a child of each container (by identifier) was read with `contentItem(at:)`.
+    private let childReads = Mutex<[String: Int]>([:])
+
+    func childReads(of container: String) -> Int { childReads.withLock { $0[container] ?? 0 } }
+
     init(_ root: [TestNode], tellsLeafContainers: Bool = false) {
         state = Mutex((root, []))
         self.tellsLeafContainers = tellsLeafContainers
@@ -99,6 +104,9 @@ final class TestContent: PlayableContentDataSource {
 
     func contentItem(at indexPath: IndexPath) -> ContentItem? {
         guard let last = indexPath.last else { return nil }
+        if indexPath.count > 1, let parent = state.withLock({ node(at: indexPath.dropLast(), in: $0.root)?.item.identifier }) {
+            childReads.withLock { $0[parent, default: 0] += 1 }
+        }
         let siblings = children(at: indexPath.dropLast())
         return last < siblings.count ? siblings[last].item : nil
     }

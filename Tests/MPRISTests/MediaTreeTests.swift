@@ -183,6 +183,26 @@ import Testing
         }
     }
 
+    /// Finding the node a call addresses (on the connection's queue, before any handler runs)
+    /// does not read a container's children: a call refused for its arguments reads nothing,
+    /// so a hostile client cannot make the service read every container by naming it, and a
+    /// slow read holds only the listing that needs it, on its own task.
+    @Test func findingTheNodeACallAddressesReadsNoneOfItsChildren() async throws {
+        let shelf = TestNode.container("shelf", "Shelf", (0..<20).map { .track("s\($0)", "Song \($0)") })
+        try await withMediaTree([shelf]) { tree in
+            let refused = try await tree.bus.run(
+                "dbus-send",
+                ["--session", "--print-reply", "--dest=\(F.busName)", "\(F.root)/\(F.path("shelf"))",
+                 "org.gnome.UPnP.MediaContainer2.ListChildren", "int32:0", "int32:10", "array:string:*"])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("org.freedesktop.DBus.Error.InvalidArgs"))
+            #expect(tree.content.childReads(of: "shelf") == 0)
+            let listed = try await tree.client(["list", F.path("shelf"), "0", "0"])
+            #expect(listed.count == 1 && listed[0].contains("Song 19"))
+            #expect(tree.content.childReads(of: "shelf") >= 20)
+        }
+    }
+
     /// MediaServer2 has no type for a row that is neither playable nor a container, so an
     /// informative row is an empty container, and it answers as one.
     @Test func anInformativeRowAnswersEveryContainerMethodAsAnEmptyContainer() async throws {
