@@ -266,7 +266,7 @@ public final class PlayableContentManager: Sendable {
             return state.batchDepth > 0
         }
         guard !deferred else { return Task {} }
-        return Task {
+        return Task(executorPreference: DataSourceReads.shared) { [self] in
             var changed: [[String]] = []
             var queue = [ContentTree.rootID]
             var next = 0
@@ -518,7 +518,7 @@ public final class PlayableContentManager: Sendable {
         // Read at once: the caller is about to use the container (so nothing is forgotten here;
         // the call forgets what it must when it is done).
         if dataSource.loadsChildItemsAtOnce { return finishLoading(id, read: read(dataSource, at: indexPath), at: indexPath) }
-        Task {
+        Task(executorPreference: DataSourceReads.shared) { [self] in
             try? await dataSource.beginLoadingChildItems(at: indexPath)
             finishLoading(id, read: read(dataSource, at: indexPath), at: indexPath)
             forgetLeastRecentlyUsed()
@@ -670,9 +670,20 @@ public final class PlayableContentManager: Sendable {
     /// - Returns: the rows, in listing order: informative rows first, then
     ///   the data source's order; a “loading” row last while the data source
     ///   is still loading after the deadline.
+    ///
+    /// The data source is called on threads of the manager's own, never on those Swift's tasks
+    /// share, so a read that waits on a disk holds only this listing.
     public func listChildren(
         of path: [String], kind: ContentListingKind = .all, offset: Int = 0, maximum: Int? = nil,
         prefetch: Bool = true
+    ) async throws(ContentError) -> ContentListing {
+        try await withTaskExecutorPreference(DataSourceReads.shared) { () async throws(ContentError) -> ContentListing in
+            try await readChildren(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch)
+        }
+    }
+
+    private func readChildren(
+        of path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, prefetch: Bool
     ) async throws(ContentError) -> ContentListing {
         let id = try resolve(path)
         let isContainer = state.withLock { id == ContentTree.rootID || $0.tree[id].item?.isContainer == true }
@@ -811,10 +822,19 @@ public final class PlayableContentManager: Sendable {
     }
 
     /// The rows below the container at `path` matching `query`, as the data
-    /// source finds them, with content limits applied.
+    /// source finds them, with content limits applied. The data source is called as in
+    /// ``listChildren(of:kind:offset:maximum:prefetch:)``, off the threads tasks share.
     public func search(
         _ query: ContentQuery, below path: [String] = [], offset: Int = 0, maximum: Int? = nil
     ) async throws -> [ContentEntry] {
+        try await withTaskExecutorPreference(DataSourceReads.shared) {
+            try await find(query, below: path, offset: offset, maximum: maximum)
+        }
+    }
+
+    private func find(_ query: ContentQuery, below path: [String], offset: Int, maximum: Int?) async throws
+        -> [ContentEntry]
+    {
         let id = try resolve(path)
         guard let dataSource = state.withLock({ $0.dataSource }), dataSource.supportsSearch else {
             throw ContentError.searchNotSupported

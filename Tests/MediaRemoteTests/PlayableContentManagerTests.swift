@@ -2,6 +2,10 @@ import MediaRemote
 import Synchronization
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -16,7 +20,13 @@ final class CountingSource: PlayableContentDataSource {
     }
     private let state: Mutex<(tabs: [(ContentItem, [ContentItem])], calls: Calls)>
 
-    init(_ tabs: [(ContentItem, [ContentItem])]) { state = Mutex((tabs, Calls())) }
+    /// How long reading each row inside a tab blocks its thread, as a read from a slow disk does.
+    let readDelay: Duration?
+
+    init(_ tabs: [(ContentItem, [ContentItem])], readDelay: Duration? = nil) {
+        state = Mutex((tabs, Calls()))
+        self.readDelay = readDelay
+    }
 
     var calls: Calls { state.withLock { $0.calls } }
     func change(_ body: (inout [(ContentItem, [ContentItem])]) -> Void) { state.withLock { body(&$0.tabs) } }
@@ -35,8 +45,21 @@ final class CountingSource: PlayableContentDataSource {
         }
     }
 
+    /// The most rows read at the same time so far.
+    var mostReadsAtOnce: Int { reads.withLock { $0.most } }
+    private let reads = Mutex((now: 0, most: 0))
+
     func contentItem(at indexPath: IndexPath) -> ContentItem? {
-        state.withLock { state in
+        if let readDelay, indexPath.count == 2 {
+            reads.withLock { reads in
+                reads.now += 1
+                reads.most = max(reads.most, reads.now)
+            }
+            let (seconds, attoseconds) = readDelay.components
+            usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+            reads.withLock { $0.now -= 1 }
+        }
+        return state.withLock { state in
             state.calls.items += 1
             guard indexPath[0] < state.tabs.count else { return nil }
             let tab = state.tabs[indexPath[0]]
@@ -55,6 +78,20 @@ func track(_ identifier: String) -> ContentItem { ContentItem(identifier: identi
             (container("a"), (1...5).map { track("a\($0)") }),
             (container("b"), [track("b1"), .informative(identifier: "note", title: "Offline")]),
         ])
+    }
+
+    /// Listings waiting on a slow data source (each row blocks its thread for 100 ms, as a
+    /// cold disk may) wait on threads of the manager's own: more of them wait side by side than
+    /// the machine has cores, the number of threads Swift's tasks share, which they would
+    /// otherwise fill, stopping every other task of the program (the player's included).
+    @Test func listingsWaitingOnASlowDataSourceDoNotHoldTheThreadsTasksShare() async throws {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let tabs = (0...cores).map { tab in (container("t\(tab)"), (0..<10).map { track("t\(tab).\($0)") }) }
+        let source = CountingSource(tabs, readDelay: .milliseconds(100))
+        let manager = PlayableContentManager(dataSource: source)
+        let listings = tabs.indices.map { tab in Task { try await manager.listChildren(of: ["t\(tab)"]) } }
+        for listing in listings { #expect(try await listing.value.entries.count == 10) }
+        #expect(source.mostReadsAtOnce > cores)
     }
 
     @Test func listingsAreServedFromMemoryAndTheDataSourceIsAskedOnce() async throws {
