@@ -1,6 +1,7 @@
 import DBusTestSupport
 import Foundation
 import GStreamerPlayback
+import Logging
 import Testing
 
 @testable import mpris_bridge
@@ -219,6 +220,48 @@ import Testing
         mine.currentIdentifier = mine.addedOrder[3].identifier
         try first.write(mine)
         #expect(try Self.readBack(path) == mine)
+    }
+
+    /// The files of earlier versions move into the database at the first load: the resume point
+    /// counts when its sequence number is newer, duplicates are dropped, and the files go.
+    @Test func earlierVersionsFilesMoveIntoTheDatabase() async throws {
+        let folder = try TemporaryDirectory(prefix: "state")
+        defer { folder.remove() }
+        let state = """
+            {"addedOrder":[{"identifier":"a"},{"identifier":"b","url":"http://radio.example/b"},{"identifier":"c"},
+            {"identifier":"a"}],"playOrder":[2,0,1,3],"currentIdentifier":"b","positionMilliseconds":1000,
+            "volume":0.5,"rate":1.25,"repeatMode":"all","shuffleMode":"items","saveSequence":4}
+            """
+        try state.write(toFile: folder.path + "/state.json", atomically: true, encoding: .utf8)
+        try #"{"sequence":5,"currentIdentifier":"c","positionMilliseconds":4500}"#
+            .write(toFile: folder.path + "/resume.json", atomically: true, encoding: .utf8)
+        let store = StateStore(directory: folder.path, logger: Logger(label: "test"))
+        let loaded = try #require(store.load())
+        let expected = PlayerSnapshot(
+            addedOrder: [
+                .init(identifier: "a", url: nil), .init(identifier: "b", url: URL(string: "http://radio.example/b")),
+                .init(identifier: "c", url: nil),
+            ],
+            playOrder: [2, 0, 1], currentIdentifier: "c", positionMilliseconds: 4500, volume: 0.5, rate: 1.25,
+            repeatMode: .all, shuffleMode: .items)
+        #expect(loaded == expected)
+        await store.close(with: loaded)
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/state.json"))
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/resume.json"))
+        #expect(try Self.readBack(folder.path + "/state.sqlite") == expected)
+    }
+
+    /// A damaged database is ignored (the daemon starts as if new) and replaced by the next save.
+    @Test func aDamagedDatabaseIsIgnoredAndReplaced() async throws {
+        let folder = try TemporaryDirectory(prefix: "state")
+        defer { folder.remove() }
+        let path = folder.path + "/state.sqlite"
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(filePath: path))
+        let store = StateStore(directory: folder.path, logger: Logger(label: "test"))
+        #expect(store.load() == nil)
+        let snapshot = Self.snapshot(count: 20)
+        await store.close(with: snapshot)
+        #expect(try Self.readBack(path) == snapshot)
     }
 }
 
