@@ -48,10 +48,14 @@ final class StateDatabase {
     /// checkpoint), so the log shrinks back and the small saves after it stay small.
     static let checkpointRows = 1_000
 
-    /// Opens (creating if needed) the database at `path`; the folder must exist.
-    init(path: String) throws(SQLiteError) {
+    /// Opens (creating if needed) the database at `path`; the folder must exist. With
+    /// `immutable`, only reads the file as it is, for a folder that cannot be written (where
+    /// SQLite cannot make the log's shared memory); saves written to the log since its last
+    /// checkpoint are not seen.
+    init(path: String, immutable: Bool = false) throws(SQLiteError) {
         self.path = path
-        database = try SQLiteDatabase(path: path)
+        database = try SQLiteDatabase(path: path, immutable: immutable)
+        guard !immutable else { return }
         // The queue says what someone listens to: the owner's alone, as the log and its shared
         // memory, which SQLite creates with the database's permissions.
         chmod(path, 0o600)

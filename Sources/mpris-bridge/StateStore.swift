@@ -89,9 +89,15 @@ private final class Writes: Sendable {
                     saved = try database.read()
                 } catch {
                     state.database = nil
+                    let damaged = (error as? SQLiteError)?.isCorruption ?? false
+                    // A folder that cannot be written: the state is read as the file has it, and
+                    // the first save says the folder cannot be written.
+                    if !damaged, let snapshot = try? StateDatabase(path: path, immutable: true).read() {
+                        return snapshot
+                    }
                     logger.warning("ignoring the saved state in \(path): \(StateStore.sentence(for: error))")
                     // Replaced at the next save, as a damaged file always was.
-                    if let error = error as? SQLiteError, error.isCorruption { StateDatabase.remove(at: path) }
+                    if damaged { StateDatabase.remove(at: path) }
                     return nil
                 }
             }

@@ -57,6 +57,52 @@ import Testing
             #expect(reports.first?.contains("CocoaError") == false, "a sentence, not an error dump: \(reports)")
         }
     }
+    /// A state folder that became read-only (a read-only mount, in a mount namespace of the
+    /// daemon's own): what was saved is still restored, and saving says once that it cannot.
+    @Test func aReadOnlyStateFolderStillRestoresWhatWasSaved() async throws {
+        let library = try await GeneratedLibrary.make()
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            _ = try await DaemonFixture.scan(library).check()
+            let first = try await DaemonFixture.start(on: bus, library: library)
+            _ = try await first.playerctl("play")
+            _ = try await first.playerctl("next")
+            _ = try await first.playerctl("pause")
+            _ = try await first.playerctl("position", "3")
+            try await first.stop()
+
+            let state = library.folder.path + "/state"
+            let script = """
+                set -e
+                mount --bind "$1" "$1"
+                mount -o remount,bind,ro "$1"
+                shift
+                exec "$@" 2>&1
+                """
+            let process = try bus.spawn(
+                "unshare",
+                [
+                    "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", state, daemonExecutable,
+                    "--library", library.path, "--cache-dir", library.folder.path + "/cache", "--state-dir", state,
+                    "--audio-sink", "fakesink sync=true",
+                ])
+            defer { process.kill() }
+            _ = try await process.waitForLine(timeout: .seconds(20)) { $0.contains("ready:") }
+            let daemon = DaemonFixture(bus: bus, library: library, process: process)
+            #expect(try await daemon.playerctl("metadata", "title") == "Tone 2")
+            #expect(try await daemon.playerctl("status") == "Paused")
+            let position = try #require(Double(try await daemon.playerctl("position")))
+            #expect(abs(position - 3) < 0.05, "restored at \(position)")
+            _ = try await daemon.playerctl("next")
+            _ = try await daemon.playerctl("volume", "0.4")
+            #expect(try await daemon.playerctl("metadata", "title") == "Tone 3")
+            try await daemon.stop()
+            let output = process.capturedStdout
+            #expect(!output.contains("ignoring the saved state"), "\(output)")
+            let reports = output.split(separator: "\n").filter { $0.contains("cannot save the player's state") }
+            #expect(reports.count == 1, "\(reports)")
+        }
+    }
     /// A cache disk full to the last byte when the daemon starts: the index is only a cache, so
     /// the daemon serves what it holds, says so once, and does not try to rescan into it.
     @Test func aFullCacheDiskAtStartServesTheIndexAsItIs() async throws {
