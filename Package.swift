@@ -83,7 +83,12 @@ let package = Package(
             ]),
         // The daemon end to end, driven by real clients on a private bus.
         .testTarget(
-            name: "MPRISBridgeTests", dependencies: ["AudioTags", "DBus", "DBusTestSupport", "mpris-bridge"], exclude: ["Python"]),
+            name: "MPRISBridgeTests",
+            dependencies: [
+                "AudioTags", "DBus", "DBusTestSupport", "GStreamerPlayback", "MusicLibrary", "mpris-bridge",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["Python"]),
         // Private bus fixture and real-client runners shared by every test target.
         .target(name: "DBusTestSupport"),
         .testTarget(name: "DBusTestSupportTests", dependencies: ["DBusTestSupport"]),

@@ -8,20 +8,26 @@ import CSQLite
 #endif
 
 /// A failed SQLite call: its result code and SQLite's message.
-struct SQLiteError: Error, CustomStringConvertible {
+package struct SQLiteError: Error, CustomStringConvertible {
     /// The primary result code (`SQLITE_CORRUPT`, `SQLITE_NOTADB`, ...).
-    var code: Int32
-    var message: String
+    package var code: Int32
+    /// SQLite's own sentence for what went wrong ("database or disk is full").
+    package var message: String
+
+    package init(code: Int32, message: String) {
+        self.code = code
+        self.message = message
+    }
 
     /// The file is not a database, or its contents are damaged.
-    var isCorruption: Bool { code == SQLITE_CORRUPT || code == SQLITE_NOTADB }
+    package var isCorruption: Bool { code == SQLITE_CORRUPT || code == SQLITE_NOTADB }
 
     /// The file could not be written: the disk is full or read-only, or the folder is not ours.
-    var isUnwritable: Bool {
+    package var isUnwritable: Bool {
         [SQLITE_FULL, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_PERM, SQLITE_AUTH].contains(code)
     }
 
-    var description: String { "SQLite error \(code): \(message)" }
+    package var description: String { "SQLite error \(code): \(message)" }
 }
 
 extension String {
@@ -31,22 +37,24 @@ extension String {
 }
 
 /// A value bound to a statement parameter.
-enum SQLiteValue {
+package enum SQLiteValue {
     case null
     case integer(Int64)
+    /// A floating-point number; SQLite stores a NaN as NULL.
+    case real(Double)
     case text(String)
     case blob(Data)
 
-    init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
-    init(_ value: Int64?) { self = value.map { .integer($0) } ?? .null }
-    init(_ value: String?) { self = value.map { .text($0) } ?? .null }
+    package init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
+    package init(_ value: Int64?) { self = value.map { .integer($0) } ?? .null }
+    package init(_ value: String?) { self = value.map { .text($0) } ?? .null }
 }
 
 /// One SQLite connection with a cache of prepared statements.
 ///
 /// Not thread-safe: an owner keeps it behind a lock (the connection is opened with
 /// `SQLITE_OPEN_NOMUTEX`, so SQLite itself does not lock).
-final class SQLiteDatabase {
+package final class SQLiteDatabase {
     private let connection: OpaquePointer
     /// Prepared statements by their SQL text, reused for the connection's life.
     private var statements: [String: OpaquePointer] = [:]
@@ -54,7 +62,7 @@ final class SQLiteDatabase {
     /// Opens (creating if needed) the database file at `path`; with `immutable`, only reads it,
     /// taking no lock and writing nothing (no journal, no shared memory), as a file on a full or
     /// read-only disk must be read. `:memory:` is a database in memory, as SQLite has it.
-    init(path: String, immutable: Bool = false) throws(SQLiteError) {
+    package init(path: String, immutable: Bool = false) throws(SQLiteError) {
         var connection: OpaquePointer?
         let flags =
             immutable
@@ -92,7 +100,7 @@ final class SQLiteDatabase {
     }
 
     /// Runs one or more statements without parameters or results (schema, pragmas).
-    func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         var errorMessage: UnsafeMutablePointer<CChar>?
         let result = sqlite3_exec(connection, sql, nil, nil, &errorMessage)
         guard result == SQLITE_OK else {
@@ -103,12 +111,12 @@ final class SQLiteDatabase {
     }
 
     /// Runs a statement that returns no rows, with `arguments` bound to its `?` parameters in order.
-    func run(_ sql: String, _ arguments: SQLiteValue...) throws(SQLiteError) {
+    package func run(_ sql: String, _ arguments: SQLiteValue...) throws(SQLiteError) {
         try forEachRow(sql, arguments) { _ throws(SQLiteError) in }
     }
 
     /// Runs a query and calls `body` with each row, in order. A row is valid only inside `body`.
-    func forEachRow(
+    package func forEachRow(
         _ sql: String, _ arguments: [SQLiteValue] = [], _ body: (SQLiteRow) throws(SQLiteError) -> Void
     ) throws(SQLiteError) {
         let statement = try prepared(sql)
@@ -128,7 +136,7 @@ final class SQLiteDatabase {
     }
 
     /// The first row's first column as an integer, or nil when there is no row or it is NULL.
-    func integer(_ sql: String, _ arguments: SQLiteValue...) throws(SQLiteError) -> Int64? {
+    package func integer(_ sql: String, _ arguments: SQLiteValue...) throws(SQLiteError) -> Int64? {
         var value: Int64?
         try forEachRow(sql, arguments) { row throws(SQLiteError) in
             if value == nil { value = row.integer(0) }
@@ -138,7 +146,7 @@ final class SQLiteDatabase {
 
     /// Runs `body` in a transaction that takes the write lock at once: committed when `body`
     /// returns, rolled back when it throws.
-    func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+    package func transaction<Result>(_ body: () throws -> Result) throws -> Result {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -152,7 +160,7 @@ final class SQLiteDatabase {
 
     /// Runs `body`'s reads in one transaction: one read lock for all of them, rather than a
     /// lock taken and released (system calls on the file) for each statement.
-    func readTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+    package func readTransaction<Result>(_ body: () throws -> Result) throws -> Result {
         try execute("BEGIN")
         defer { try? execute("COMMIT") }
         return try body()
@@ -173,6 +181,8 @@ final class SQLiteDatabase {
             sqlite3_bind_null(statement, index)
         case .integer(let number):
             sqlite3_bind_int64(statement, index, number)
+        case .real(let number):
+            sqlite3_bind_double(statement, index, number)
         case .text(let text):
             sqlite3_bind_text(statement, index, text, -1, mb_sqlite_transient())
         case .blob(let data):
@@ -195,22 +205,31 @@ final class SQLiteDatabase {
 }
 
 /// The current row of a running query; columns are numbered from 0.
-struct SQLiteRow {
+package struct SQLiteRow {
     fileprivate let statement: OpaquePointer
 
-    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+    /// Whether the column holds NULL.
+    package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
 
-    func integer(_ column: Int32) -> Int64? {
+    /// The column as an integer (converted as SQLite converts), or nil when NULL.
+    package func integer(_ column: Int32) -> Int64? {
         isNull(column) ? nil : sqlite3_column_int64(statement, column)
     }
 
-    func text(_ column: Int32) -> String? {
+    /// The column as a floating-point number, or nil when NULL.
+    package func real(_ column: Int32) -> Double? {
+        isNull(column) ? nil : sqlite3_column_double(statement, column)
+    }
+
+    /// The column as text, or nil when NULL.
+    package func text(_ column: Int32) -> String? {
         guard let characters = sqlite3_column_text(statement, column) else { return nil }
         let count = Int(sqlite3_column_bytes(statement, column))
         return String(decoding: UnsafeBufferPointer(start: characters, count: count), as: UTF8.self)
     }
 
-    func blob(_ column: Int32) -> Data? {
+    /// The column as bytes, or nil when NULL.
+    package func blob(_ column: Int32) -> Data? {
         guard !isNull(column) else { return nil }
         let count = Int(sqlite3_column_bytes(statement, column))
         guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { return Data() }

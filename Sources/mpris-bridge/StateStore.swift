@@ -1,6 +1,7 @@
 import CMalloc
 import GStreamerPlayback
 import Logging
+import MusicLibrary
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -15,29 +16,24 @@ import Synchronization
 /// Keeps the player's state in the state folder so a restart, even after a
 /// crash or a power cut, resumes where playback was.
 ///
-/// Two files: `state.json`, the whole state (queue, modes, volume, the
-/// current entry and its position), and `resume.json`, just the current
-/// entry and position. A change that leaves everything else as it was — a
-/// track change, a seek, a checkpoint while playing — writes only the small
-/// file, so the queue is not rewritten every few seconds. Each save carries a
-/// sequence number, and the resume point counts only when it is newer than
-/// the state it refines.
+/// The state is `state.sqlite` (a ``StateDatabase``): each save writes only
+/// what changed since the last, so a track change, a seek or a checkpoint while
+/// playing rewrites one row, and a queue edit the rows of the entries it added,
+/// removed or moved, however long the queue. Each save is one transaction,
+/// synced when it commits, so a power cut leaves the previous save or the new
+/// one. Saves are coalesced: a writer task writes only the newest state once the
+/// previous write is done, so a burst of changes costs one or two writes and
+/// nothing runs while nothing changes.
 ///
-/// Every file is written whole or not at all: to a temporary file, synced,
-/// renamed over the old one, and the folder synced, so a power cut leaves
-/// the previous save or the new one. Saves are coalesced: a writer task
-/// writes only the newest state once the previous write is done, so a burst
-/// of changes costs one or two writes and nothing runs while nothing changes.
+/// Earlier versions kept the state in `state.json` and `resume.json`; the first
+/// ``load()`` that finds them and no saved database moves them into it.
 final class StateStore: Sendable {
     var path: String { writes.path }
-    var resumePath: String { writes.resumePath }
-    private let logger: Logger
     private let pending: AsyncStream<PlayerSnapshot>.Continuation
     private let writer: Task<Void, Never>
     private let writes: Writes
 
     init(directory: String, logger: Logger) {
-        self.logger = logger
         let (stream, continuation) = AsyncStream.makeStream(of: PlayerSnapshot.self, bufferingPolicy: .bufferingNewest(1))
         pending = continuation
         let writes = Writes(folder: directory, logger: logger)
@@ -47,55 +43,31 @@ final class StateStore: Sendable {
         }
     }
 
-    /// The saved state, with the resume point applied when it is newer, or nil
-    /// when there is none or it cannot be read (said in the log).
-    func load() -> PlayerSnapshot? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        let saved: SavedState
-        do {
-            saved = try JSONDecoder().decode(SavedState.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
-        } catch {
-            logger.warning("ignoring the saved state in \(path): \(Self.sentence(for: error))")
-            return nil
-        }
-        var snapshot = saved.snapshot
-        var sequence = saved.sequence
-        if let data = try? Data(contentsOf: URL(fileURLWithPath: resumePath)),
-            let resume = try? JSONDecoder().decode(ResumePoint.self, from: data), resume.sequence > saved.sequence
-        {
-            snapshot.currentIdentifier = resume.currentIdentifier
-            snapshot.positionMilliseconds = resume.positionMilliseconds
-            sequence = resume.sequence
-        }
-        writes.written.withLock {
-            $0.sequence = sequence
-            $0.state = snapshot
-        }
-        return snapshot
-    }
+    /// The saved state, or nil when there is none or it cannot be read (said in the log).
+    /// Moves an earlier version's JSON files into the database.
+    func load() -> PlayerSnapshot? { writes.load() }
 
     /// Saves `snapshot` soon, replacing any save not yet written.
     func save(_ snapshot: PlayerSnapshot) { pending.yield(snapshot) }
 
-    /// Writes `snapshot` now, after any pending save, and stops the writer.
+    /// Writes `snapshot` now, after any pending save, stops the writer and closes the database.
     func close(with snapshot: PlayerSnapshot) async {
         pending.finish()
         await writer.value
         writes.write(snapshot)
+        writes.closeDatabase()
     }
 }
 
-/// The writing side of a ``StateStore``: what was last written, and the files.
+/// The writing side of a ``StateStore``: the database, opened when first needed, and whether
+/// saving fails.
 private final class Writes: Sendable {
     let folder: String
     let logger: Logger
-    let written = Mutex(Written())
+    private let state = Mutex(State())
 
-    struct Written {
-        /// The sequence number of the newest file written or read.
-        var sequence = 0
-        /// The state as last written whole, to tell what changed since.
-        var state: PlayerSnapshot?
+    struct State {
+        var database: StateDatabase?
         /// Whether the last write failed, so a failing disk is reported once, not per save.
         var failing = false
     }
@@ -105,111 +77,102 @@ private final class Writes: Sendable {
         self.logger = logger
     }
 
-    var path: String { folder + "/state.json" }
-    var resumePath: String { folder + "/resume.json" }
+    var path: String { folder + "/state.sqlite" }
+
+    func load() -> PlayerSnapshot? {
+        state.withLock { state -> PlayerSnapshot? in
+            var saved: PlayerSnapshot?
+            if FileManager.default.fileExists(atPath: path) {
+                do {
+                    let database = try state.database ?? StateDatabase(path: path)
+                    state.database = database
+                    saved = try database.read()
+                } catch {
+                    state.database = nil
+                    let damaged = (error as? SQLiteError)?.isCorruption ?? false
+                    // A folder that cannot be written: the state is read as the file has it, and
+                    // the first save says the folder cannot be written.
+                    if !damaged, let snapshot = try? StateDatabase(path: path, immutable: true).read() {
+                        return snapshot
+                    }
+                    logger.warning("ignoring the saved state in \(path): \(StateStore.sentence(for: error))")
+                    // Replaced at the next save, as a damaged file always was.
+                    if damaged { StateDatabase.remove(at: path) }
+                    return nil
+                }
+            }
+            guard LegacyStateFiles.exist(in: folder) else { return saved }
+            // Left behind by a move that stopped between the database's commit and their removal.
+            if saved != nil {
+                LegacyStateFiles.remove(in: folder)
+                return saved
+            }
+            let legacy: PlayerSnapshot?
+            do {
+                legacy = try LegacyStateFiles.read(in: folder)
+            } catch {
+                logger.warning("ignoring the saved state in \(folder)/state.json: \(StateStore.sentence(for: error))")
+                return nil
+            }
+            guard let legacy else { return nil }
+            // Removed only once the database holds what they said; else read again at the next start.
+            if write(legacy, in: &state) {
+                LegacyStateFiles.remove(in: folder)
+                logger.notice("moved the saved state from \(folder)/state.json into \(path)")
+            }
+            return legacy
+        }
+    }
 
     func write(_ snapshot: PlayerSnapshot) {
-        let (sequence, resumeOnly) = written.withLock { written in
-            written.sequence += 1
-            return (written.sequence, written.state.map { Self.samePlace($0, snapshot) } ?? false)
-        }
+        state.withLock { _ = write(snapshot, in: &$0) }
+    }
+
+    func closeDatabase() {
+        state.withLock { $0.database = nil }
+    }
+
+    /// Writes `snapshot`; whether it is saved. A failure is said once until a write succeeds again.
+    private func write(_ snapshot: PlayerSnapshot, in state: inout State) -> Bool {
         do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            try makeDirectory(folder)
-            if resumeOnly {
-                let resume = ResumePoint(
-                    sequence: sequence, currentIdentifier: snapshot.currentIdentifier,
-                    positionMilliseconds: snapshot.positionMilliseconds)
-                try Self.replaceFile(at: resumePath, with: encoder.encode(resume))
-                // Equal but for the place: keep the player's copy, which later snapshots share,
-                // so the next comparison is of one array with itself, not entry by entry.
-                written.withLock { $0.state = snapshot }
+            let database: StateDatabase
+            if let opened = state.database {
+                database = opened
             } else {
-                try Self.replaceFile(at: path, with: encoder.encode(SavedState(snapshot: snapshot, sequence: sequence)))
-                written.withLock { $0.state = snapshot }
-                // Encoding a long queue takes tens of megabytes of small allocations, freed
-                // again at once: give them back rather than keep them while idle.
-                if snapshot.addedOrder.count >= Self.longQueue { _ = malloc_trim(0) }
+                try makeDirectory(folder)
+                database = try StateDatabase(path: path)
+                state.database = database
             }
-            let recovered = written.withLock { written in
-                defer { written.failing = false }
-                return written.failing
+            let rows = try database.write(snapshot)
+            // Writing a long queue whole takes megabytes of small allocations, freed again at
+            // once: give them back rather than keep them while idle.
+            if rows >= Self.longQueue { _ = malloc_trim(0) }
+            if state.failing {
+                state.failing = false
+                logger.notice("the player's state is saved to \(folder) again")
             }
-            if recovered { logger.notice("the player's state is saved to \(folder) again") }
+            return true
         } catch {
-            let first = written.withLock { written in
-                defer { written.failing = true }
-                return !written.failing
-            }
-            if first {
+            // Opened afresh by the next save, which writes everything.
+            state.database = nil
+            if !state.failing {
+                state.failing = true
                 logger.error(
                     "cannot save the player's state in \(folder): \(StateStore.sentence(for: error)); playback goes on, and a restart resumes from the last save")
             }
+            return false
         }
     }
 
-    /// The length of queue past which a whole-state write trims the heap after it.
+    /// The number of rows past which a write trims the heap after it.
     static let longQueue = 5_000
-
-    /// Whether two states differ at most in the current entry and its position.
-    private static func samePlace(_ saved: PlayerSnapshot, _ new: PlayerSnapshot) -> Bool {
-        var new = new
-        new.currentIdentifier = saved.currentIdentifier
-        new.positionMilliseconds = saved.positionMilliseconds
-        return new == saved
-    }
-
-    /// Replaces the file at `path` with `data`, atomically and durably (see the type's comment).
-    private static func replaceFile(at path: String, with data: Data) throws(StateStore.StorageError) {
-        let temporary = path + ".new"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw StateStore.StorageError(errno: errno, doing: "create", path: temporary) }
-        var failure: StateStore.StorageError?
-        let count = data.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        if count != data.count {
-            failure = StateStore.StorageError(errno: count < 0 ? errno : ENOSPC, doing: "write", path: temporary)
-        } else if fsync(descriptor) != 0 {
-            failure = StateStore.StorageError(errno: errno, doing: "write", path: temporary)
-        }
-        Glibc.close(descriptor)
-        if let failure {
-            unlink(temporary)
-            throw failure
-        }
-        guard rename(temporary, path) == 0 else {
-            let failure = StateStore.StorageError(errno: errno, doing: "replace", path: path)
-            unlink(temporary)
-            throw failure
-        }
-        let folder = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-        let folderDescriptor = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if folderDescriptor >= 0 {
-            fsync(folderDescriptor)
-            Glibc.close(folderDescriptor)
-        }
-    }
-
 }
 
 extension StateStore {
-    /// A failed file operation, said as a sentence: what was done to which file, and the system's reason.
-    struct StorageError: Error, CustomStringConvertible {
-        var reason: String
-        var doing: String
-        var path: String
-        init(errno code: Int32, doing: String, path: String) {
-            reason = String(cString: strerror(code))
-            self.doing = doing
-            self.path = path
-        }
-        var description: String { "cannot \(doing) \(path): \(reason)" }
-    }
-
     /// What went wrong, as a sentence for the log rather than a dump of an error value.
     static func sentence(for error: any Error) -> String {
         switch error {
-        case let error as StorageError: return error.description
+        case let error as SQLiteError: return error.message
         case let error as CocoaError:
             let file = error.filePath ?? error.url?.path(percentEncoded: false) ?? "the file"
             if let underlying = error.underlying as? POSIXError {
@@ -233,36 +196,4 @@ extension StateStore {
         default: return "\(error)"
         }
     }
-}
-
-/// `state.json`: a ``PlayerSnapshot``'s fields and the save's sequence number.
-private struct SavedState: Codable {
-    var snapshot: PlayerSnapshot
-    var sequence: Int
-
-    private enum Keys: String, CodingKey { case saveSequence }
-
-    init(snapshot: PlayerSnapshot, sequence: Int) {
-        self.snapshot = snapshot
-        self.sequence = sequence
-    }
-
-    init(from decoder: any Decoder) throws {
-        snapshot = try PlayerSnapshot(from: decoder)
-        // Files from before the resume point have no number: older than any resume point.
-        sequence = try decoder.container(keyedBy: Keys.self).decodeIfPresent(Int.self, forKey: .saveSequence) ?? 0
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        try snapshot.encode(to: encoder)
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(sequence, forKey: .saveSequence)
-    }
-}
-
-/// `resume.json`: where playback was, newer than `state.json` when its sequence number is higher.
-private struct ResumePoint: Codable {
-    var sequence: Int
-    var currentIdentifier: String?
-    var positionMilliseconds: Int64
 }

@@ -6,19 +6,6 @@ import Testing
 /// The daemon when the world fails it: killed, its folders full or unwritable, its index damaged.
 /// Each test checks what a user sees afterwards.
 @Suite(.timeLimit(.minutes(2))) struct FaultTests {
-    /// Waits until `file` exists and `holds` accepts its contents, for at most `timeout`.
-    static func waitForFile(_ file: String, timeout: Duration = .seconds(10), _ holds: (String) -> Bool) async throws
-        -> String
-    {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let text = try? String(contentsOfFile: file, encoding: .utf8), holds(text) { return text }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        Issue.record("\(file) never held what was expected: \((try? String(contentsOfFile: file, encoding: .utf8)) ?? "no file")")
-        return ""
-    }
-
     /// A power cut or a SIGKILL while playing: the restart resumes the track that played, near
     /// where it was, though nothing was saved on the way out.
     @Test func afterSIGKILLTheRestartResumesTheTrackAndPosition() async throws {
@@ -32,9 +19,8 @@ import Testing
             _ = try await first.playerctl("position", "12")
             #expect(try await first.playerctl("metadata", "title") == "Tone 2")
             // Saved as it happened, while playing on: no pause, no stop, no queue change.
-            _ = try await Self.waitForFile(first.stateDirectory + "/resume.json") { text in
-                let saved = Self.resumePoint(in: text)
-                return saved?.identifier == library.tracks[1].path && saved?.milliseconds ?? 0 >= 12_000
+            _ = try await SavedState.wait(in: first.stateDirectory) { saved in
+                saved.currentIdentifier == library.tracks[1].path && saved.positionMilliseconds >= 12_000
             }
             kill(first.process.pid, SIGKILL)
             _ = await first.process.waitForExit()
@@ -46,14 +32,6 @@ import Testing
             #expect(position >= 12 && position < 20, "resumed at \(position)")
             try await second.stop()
         }
-    }
-
-    /// The entry and position a `resume.json` names.
-    static func resumePoint(in json: String) -> (identifier: String, milliseconds: Int)? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
-            let identifier = object["currentIdentifier"] as? String, let position = object["positionMilliseconds"] as? Int
-        else { return nil }
-        return (identifier, position)
     }
 
     /// A state folder that cannot be written (here: a file is where the folder should be) costs
@@ -77,6 +55,52 @@ import Testing
             #expect(reports.count == 1, "\(reports)")
             #expect(reports.first?.contains("cannot save the player's state in \(stateFolder)") == true)
             #expect(reports.first?.contains("CocoaError") == false, "a sentence, not an error dump: \(reports)")
+        }
+    }
+    /// A state folder that became read-only (a read-only mount, in a mount namespace of the
+    /// daemon's own): what was saved is still restored, and saving says once that it cannot.
+    @Test func aReadOnlyStateFolderStillRestoresWhatWasSaved() async throws {
+        let library = try await GeneratedLibrary.make()
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            _ = try await DaemonFixture.scan(library).check()
+            let first = try await DaemonFixture.start(on: bus, library: library)
+            _ = try await first.playerctl("play")
+            _ = try await first.playerctl("next")
+            _ = try await first.playerctl("pause")
+            _ = try await first.playerctl("position", "3")
+            try await first.stop()
+
+            let state = library.folder.path + "/state"
+            let script = """
+                set -e
+                mount --bind "$1" "$1"
+                mount -o remount,bind,ro "$1"
+                shift
+                exec "$@" 2>&1
+                """
+            let process = try bus.spawn(
+                "unshare",
+                [
+                    "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", state, daemonExecutable,
+                    "--library", library.path, "--cache-dir", library.folder.path + "/cache", "--state-dir", state,
+                    "--audio-sink", "fakesink sync=true",
+                ])
+            defer { process.kill() }
+            _ = try await process.waitForLine(timeout: .seconds(20)) { $0.contains("ready:") }
+            let daemon = DaemonFixture(bus: bus, library: library, process: process)
+            #expect(try await daemon.playerctl("metadata", "title") == "Tone 2")
+            #expect(try await daemon.playerctl("status") == "Paused")
+            let position = try #require(Double(try await daemon.playerctl("position")))
+            #expect(abs(position - 3) < 0.05, "restored at \(position)")
+            _ = try await daemon.playerctl("next")
+            _ = try await daemon.playerctl("volume", "0.4")
+            #expect(try await daemon.playerctl("metadata", "title") == "Tone 3")
+            try await daemon.stop()
+            let output = process.capturedStdout
+            #expect(!output.contains("ignoring the saved state"), "\(output)")
+            let reports = output.split(separator: "\n").filter { $0.contains("cannot save the player's state") }
+            #expect(reports.count == 1, "\(reports)")
         }
     }
     /// A cache disk full to the last byte when the daemon starts: the index is only a cache, so
@@ -133,10 +157,9 @@ import Testing
         let status = await daemon.process.waitForExit()
         #expect(status != 0)
         #expect(daemon.process.capturedStdout.contains("lost the connection to the message bus: saving the state"))
-        let saved = try #require(try? String(contentsOfFile: daemon.stateDirectory + "/resume.json", encoding: .utf8))
-        let point = try #require(Self.resumePoint(in: saved))
-        #expect(point.identifier == library.tracks[0].path)
-        #expect(point.milliseconds >= 7_000, "\(saved)")
+        let saved = try #require(SavedState.read(in: daemon.stateDirectory))
+        #expect(saved.currentIdentifier == library.tracks[0].path)
+        #expect(saved.positionMilliseconds >= 7_000, "\(saved)")
     }
 
     /// A file replaced by garbage after it was queued is skipped with a reason; the next plays.

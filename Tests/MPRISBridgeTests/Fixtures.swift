@@ -1,6 +1,7 @@
 import DBusTestSupport
 import Foundation
 import Glibc
+import MusicLibrary
 import Testing
 
 /// The daemon as built for the tests.
@@ -161,6 +162,45 @@ struct DaemonFixture: Sendable {
         let watcher = try bus.spawn(PrivateBus.systemPython, ["-u", pythonScript("bridge_client.py"), Self.busName, "watch"])
         _ = try await watcher.waitForLine { $0 == "READY" }
         return watcher
+    }
+}
+
+/// What a daemon's `state.sqlite` holds, read with SQLite as any client of the file would, not
+/// through the daemon's code.
+struct SavedState: Sendable {
+    var currentIdentifier: String?
+    var positionMilliseconds: Int64
+    /// The number of queued entries.
+    var entryCount: Int
+
+    /// What `state.sqlite` in `folder` holds; nil when there is no file or no saved state yet.
+    static func read(in folder: String) -> SavedState? {
+        let path = folder + "/state.sqlite"
+        // Opening would create the file: look first.
+        guard FileManager.default.fileExists(atPath: path), let database = try? SQLiteDatabase(path: path) else {
+            return nil
+        }
+        return try? database.readTransaction { () throws -> SavedState? in
+            var saved: SavedState?
+            try database.forEachRow("SELECT current, position_ms FROM player") { row throws(SQLiteError) in
+                saved = SavedState(currentIdentifier: row.text(0), positionMilliseconds: row.integer(1) ?? 0, entryCount: 0)
+            }
+            saved?.entryCount = Int(try database.integer("SELECT count(*) FROM queue") ?? 0)
+            return saved
+        }
+    }
+
+    /// Waits until `state.sqlite` in `folder` holds a state `holds` accepts, for at most `timeout`.
+    static func wait(
+        in folder: String, timeout: Duration = .seconds(10), until holds: (SavedState) -> Bool
+    ) async throws -> SavedState? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let saved = read(in: folder), holds(saved) { return saved }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("\(folder)/state.sqlite never held what was expected: \(read(in: folder).map { "\($0)" } ?? "no saved state")")
+        return nil
     }
 }
 

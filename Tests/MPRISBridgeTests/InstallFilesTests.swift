@@ -88,7 +88,7 @@ import Testing
             #expect(stopped.succeeded, "\(stopped)")
         }
         // The daemon saved its state in the XDG state folder it was given.
-        #expect(FileManager.default.fileExists(atPath: root + "/state/mpris-bridge/state.json"))
+        #expect(FileManager.default.fileExists(atPath: root + "/state/mpris-bridge/state.sqlite"))
     }
 
     @Test(.enabled(if: getuid() == 0, "changing users needs root"))
