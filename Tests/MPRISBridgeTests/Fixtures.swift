@@ -1,3 +1,4 @@
+import AudioTags
 import DBusTestSupport
 import Foundation
 import Glibc
@@ -57,6 +58,32 @@ struct GeneratedLibrary: Sendable {
             try await group.waitForAll()
         }
         return library
+    }
+
+    /// `count` tracks, each the only one of its album and its artist, in folders of their
+    /// own: copies of one generated file retagged, so that every tab holds more rows than the
+    /// daemon copies (500) and is served page by page, Tracks, Albums, Artists and Folders alike.
+    static func makeWide(count: Int, seconds: Double = 3) async throws -> GeneratedLibrary {
+        let folder = try TemporaryDirectory(prefix: "bridge-wide")
+        let source = folder.path + "/source.ogg"
+        try await TestMedia.generate(.ogg, seconds: seconds, frequency: 330, tags: TestMedia.Tags(), at: source)
+        var tracks: [LibraryTrack] = []
+        for index in 0..<count {
+            let number = String(format: "%04d", index)
+            let track = LibraryTrack(
+                path: "Artist \(number)/Album \(number)/01 Song \(number).ogg", format: .ogg, seconds: seconds,
+                title: "Song \(number)", album: "Album \(number)", trackNumber: 1)
+            let path = folder.path + "/music/" + track.path
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: source, toPath: path)
+            try AudioTags.write(
+                [("TITLE", track.title), ("ARTIST", "Artist \(number)"), ("ALBUM", track.album), ("TRACKNUMBER", "1")],
+                to: path)
+            tracks.append(track)
+        }
+        try FileManager.default.removeItem(atPath: source)
+        return GeneratedLibrary(folder: folder, tracks: tracks)
     }
 
     func remove() { folder.remove() }
