@@ -34,6 +34,19 @@ struct WalkFigures: Sendable {
     var worstPage: UInt64 { pages.max() ?? 0 }
 }
 
+/// The same walk by `WalkClient` (C, libdbus, reading only Type and Path of each row): the
+/// service's and the bus's time without this benchmark's own decoding, with the CPU time each
+/// of the three processes spent on it.
+struct LeanWalkFigures: Sendable {
+    var inFlight = 1
+    var seconds = 0.0
+    var calls = 0
+    var items = 0
+    var daemonCPUSeconds = 0.0
+    var busCPUSeconds = 0.0
+    var clientCPUSeconds = 0.0
+}
+
 /// `SearchObjects` on the root, a page of 100 results.
 struct SearchFigures: Sendable {
     var query = ""
@@ -72,6 +85,8 @@ struct ScaleFigures: Sendable {
     var playing: ResidentMemory?
     var afterRestart: ResidentMemory?
     var walk = WalkFigures()
+    /// The walk by `WalkClient`, one call at a time, then with several in flight.
+    var leanWalks: [LeanWalkFigures] = []
     var trackChanges = 0
     /// `wchar` of `/proc/PID/io` over the track changes.
     var writtenOverTrackChanges = 0
@@ -197,7 +212,7 @@ final class ScaleBenchmark: Sendable {
             log("starting mpris-bridge on a fresh state...")
             let first = try await timedStart(serving, bus: bus, client: client, into: &figures.fresh)
             do {
-                try await measureRunning(first, launch: serving, client: client, into: &figures)
+                try await measureRunning(first, launch: serving, bus: bus, client: client, into: &figures)
                 figures.stop = try await first.stop()
                 keepLog(of: first, as: "daemon-fresh.log")
             } catch {
@@ -276,7 +291,7 @@ final class ScaleBenchmark: Sendable {
 
     /// What is measured while the first daemon runs, in the order a head unit would cause it.
     private func measureRunning(
-        _ daemon: RunningDaemon, launch: DaemonLaunch, client: BusClient, into figures: inout ScaleFigures
+        _ daemon: RunningDaemon, launch: DaemonLaunch, bus: PrivateBus, client: BusClient, into figures: inout ScaleFigures
     ) async throws {
         let pid = daemon.process.pid
         try await Task.sleep(for: settings.settleTime)
@@ -286,6 +301,10 @@ final class ScaleBenchmark: Sendable {
         figures.walk = try await walk(launch, client: client)
         try await Task.sleep(for: settings.settleTime)
         figures.afterWalk = ResidentMemory(pid: pid)
+        for inFlight in [1, Self.leanWalkInFlight] {
+            log("walking it again with WalkClient, \(inFlight) call\(inFlight == 1 ? "" : "s") in flight...")
+            figures.leanWalks.append(try await leanWalk(launch, bus: bus, daemon: pid, inFlight: inFlight))
+        }
 
         let root = Proxy(
             client.connection, destination: client.busName, path: "/org/mpris/MediaPlayer2",
@@ -385,6 +404,37 @@ final class ScaleBenchmark: Sendable {
             }
         }
         figures.nanoseconds = monotonicNanoseconds() - start
+        return figures
+    }
+
+    /// The calls `WalkClient` keeps outstanding in its second walk.
+    static let leanWalkInFlight = 4
+
+    /// Runs `WalkClient` (built beside this benchmark) on the tree, `inFlight` calls at a time.
+    private func leanWalk(_ launch: DaemonLaunch, bus: PrivateBus, daemon: Int32, inFlight: Int) async throws
+        -> LeanWalkFigures
+    {
+        let benchmark = try System.executablePath()
+        let walker = String(benchmark[..<(benchmark.lastIndex(of: "/") ?? benchmark.endIndex)]) + "/WalkClient"
+        let daemonProbe = ProcessProbe(pid: daemon)
+        let busProbe = ProcessProbe(pid: bus.daemonPID)
+        let (daemonBefore, busBefore) = (daemonProbe.cpuTicks(), busProbe.cpuTicks())
+        let output = try await bus.run(
+            walker, [launch.treeName.rawValue, launch.treeRoot.rawValue, String(inFlight)], timeout: .seconds(600))
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        // `walk SECONDS CALLS CONTAINERS ITEMS IN_FLIGHT CPU_SECONDS`
+        let fields = output.stdout.split(whereSeparator: \.isWhitespace)
+        guard output.status == 0, fields.count == 7, fields[0] == "walk", let seconds = Double(fields[1]),
+            let calls = Int(fields[2]), let items = Int(fields[4]), let cpu = Double(fields[6])
+        else { throw BenchmarkFailure(description: "WalkClient failed: \(output.stdout)\(output.stderr)") }
+        var figures = LeanWalkFigures()
+        figures.inFlight = inFlight
+        figures.seconds = seconds
+        figures.calls = calls
+        figures.items = items
+        figures.clientCPUSeconds = cpu
+        figures.daemonCPUSeconds = Double(daemonProbe.cpuTicks() - daemonBefore) / ticks
+        figures.busCPUSeconds = Double(busProbe.cpuTicks() - busBefore) / ticks
         return figures
     }
 
