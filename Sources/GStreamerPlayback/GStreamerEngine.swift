@@ -195,12 +195,8 @@ public final class GStreamerEngine: PlaybackEngine {
     /// started. Stays after ``stop()``; nil when nothing is loaded or after an error.
     public var currentURL: URL? { control.withLock { $0.current } }
 
-    public func setNextItemProvider(_ provider: (@Sendable () -> URL?)?) {
-        handover.withLock { $0.provider = provider.map(Handover.Provider.next) }
-    }
-
     public func setSuccessorProvider(_ provider: (@Sendable (_ item: URL) -> URL?)?) {
-        handover.withLock { $0.provider = provider.map(Handover.Provider.successor) }
+        handover.withLock { $0.provider = provider }
     }
 
     // MARK: - Commands
@@ -425,14 +421,10 @@ public final class GStreamerEngine: PlaybackEngine {
         playbin.rate = rate
     }
 
-    /// Sets the current item, which the `about-to-finish` handler sees as well; `handedOver`
-    /// when a hand-over just started it (its announcement is being emitted).
-    private func setCurrent(_ url: URL?, _ control: inout Control, handedOver: Bool = false) {
+    /// Sets the current item, which the `about-to-finish` handler sees as well.
+    private func setCurrent(_ url: URL?, _ control: inout Control) {
         control.current = url
-        handover.withLock { handover in
-            handover.current = url
-            handover.announced = handedOver ? .now : nil
-        }
+        handover.withLock { $0.current = url }
     }
 
     private func register(_ condition: Waiter.Condition, in control: inout Control) -> Waiter {
@@ -533,7 +525,7 @@ public final class GStreamerEngine: PlaybackEngine {
         // A later stream start in the same run is a gapless hand-over, or a new chain of the
         // same stream (chained Ogg), which has no URL waiting.
         guard let next = handover.withLock({ $0.pending.isEmpty ? nil : $0.pending.removeFirst() }) else { return }
-        setCurrent(next, &control, handedOver: true)
+        setCurrent(next, &control)
         control.tags = StreamTags()
         continuation.yield(.streamStarted(next))
         let duration = playbin.duration
@@ -651,9 +643,6 @@ private struct Control: Sendable {
 /// The hand-over state, shared by the engine and the `about-to-finish` handler.
 private final class HandoverState: Sendable {
     private let state = Mutex(Handover())
-    /// How long after announcing a handed-over item the no-argument provider is sure to have
-    /// seen it (a consumer handles an event in well under a millisecond).
-    static let announcementDelay: Duration = .milliseconds(500)
 
     func withLock<Result: Sendable>(_ body: (inout Handover) -> Result) -> Result {
         state.withLock { body(&$0) }
@@ -674,21 +663,7 @@ private final class HandoverState: Sendable {
             // The item about to finish: a short item prepared as next can finish reading before
             // it starts playing.
             guard let finishing = handover.pending.last ?? handover.current else { return nil }
-            let next: URL?
-            switch handover.provider {
-            case .next(let provider):
-                // It answers for the item its consumer knows as current: not for one that has
-                // not started yet, nor for one announced so recently that the consumer may not
-                // have seen it (a short item drains as it starts). Such an item ends with
-                // endOfStream instead.
-                let announcedLongAgo = handover.announced.map { .now - $0 >= Self.announcementDelay } ?? true
-                next = handover.pending.isEmpty && announcedLongAgo ? provider() : nil
-            case .successor(let provider):
-                next = provider(finishing)
-            case nil:
-                next = nil
-            }
-            guard let next else { return nil }
+            guard let next = handover.provider?(finishing) else { return nil }
             // A missing file would fail as soon as it is prepared, cutting the current item
             // short: refuse it here, and report it when the current item has ended.
             if next.isFileURL && !FileManager.default.isReadableFile(atPath: next.path) {
@@ -705,16 +680,10 @@ private final class HandoverState: Sendable {
 
 /// What the engine and the `about-to-finish` handler share, under `HandoverState`.
 private struct Handover: Sendable {
-    enum Provider: Sendable {
-        case next(@Sendable () -> URL?)
-        case successor(@Sendable (URL) -> URL?)
-    }
-
-    var provider: Provider?
+    /// What plays after an item, told which one (``PlaybackEngine/setSuccessorProvider(_:)``).
+    var provider: (@Sendable (URL) -> URL?)?
     /// The current item (as in `Control`).
     var current: URL?
-    /// When the current item was announced, if it started by a hand-over (nil after a load).
-    var announced: ContinuousClock.Instant?
     /// A next item refused at `about-to-finish` (a missing file): reported when the current one ends.
     var refused: PlaybackError?
     /// URLs given to playbin at `about-to-finish` whose STREAM_START has not come yet, in order.

@@ -87,26 +87,6 @@ public protocol PlaybackEngine: AnyObject, Sendable {
     /// The duration of the current item; nil when unknown, stopped, or a live stream.
     var duration: Duration? { get }
 
-    /// Sets what plays after the current item without a gap; nil (the default) ends after it.
-    ///
-    /// `provider` is called on a GStreamer streaming thread, synchronously, when the current
-    /// item is about to finish (about a second before its end for a local file, or while a short
-    /// file prerolls). It returns the URL to play after the current item — the last one
-    /// announced by ``PlaybackEvent/streamStarted(_:)`` — or nil to end with
-    /// ``PlaybackEvent/endOfStream``. It must be quick and must not call the engine.
-    ///
-    /// It may be called more than once for the same item (after a seek or a rate change near
-    /// the end, the prepared hand-over is dropped and the provider asked again), so it returns
-    /// the same answer until the next item is announced. Because it cannot say which item it
-    /// answers for, it is not asked for a handed-over item that has not started yet or started
-    /// less than half a second ago (its consumer may not have seen the announcement): an item
-    /// that short, or shorter than what the engine reads ahead (about a second for a local
-    /// file), then ends with ``PlaybackEvent/endOfStream`` instead of handing over. A loaded
-    /// item has no such limit. ``setSuccessorProvider(_:)`` has none at all. Setting one
-    /// provider replaces the other; changing the provider does not undo a hand-over already
-    /// prepared.
-    func setNextItemProvider(_ provider: (@Sendable () -> URL?)?)
-
     /// Sets what plays after each item without a gap, told which item it answers for; nil
     /// (the default) ends after the current item.
     ///
@@ -117,8 +97,8 @@ public protocol PlaybackEngine: AnyObject, Sendable {
     /// Items are named by URL: a queue that holds the same URL more than once answers for the
     /// occurrence it is playing.
     /// A file URL that does not exist is not handed over: the current item plays to its end,
-    /// then ``PlaybackEvent/error(_:)`` reports the missing file. Setting one provider replaces
-    /// the other.
+    /// then ``PlaybackEvent/error(_:)`` reports the missing file. Setting a provider replaces
+    /// the one before; it does not undo a hand-over already prepared.
     func setSuccessorProvider(_ provider: (@Sendable (_ item: URL) -> URL?)?)
 }
 

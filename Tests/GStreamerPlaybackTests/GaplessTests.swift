@@ -10,43 +10,39 @@ import Testing
     import Foundation
 #endif
 
-/// Hands over each URL of a list once, in order, as a play queue would.
+/// Hands over the item after each one of a list, as a play queue would.
 final class QueueProvider: Sendable {
-    private let queue: Mutex<[URL]>
-    private let calls = Mutex<[ContinuousClock.Instant]>([])
+    private let order: [URL]
+    private let calls = Mutex<[(item: URL, time: ContinuousClock.Instant)]>([])
 
-    init(_ urls: [URL]) { queue = Mutex(urls) }
+    /// `order`: every item in play order, the first one included.
+    init(_ order: [URL]) { self.order = order }
 
     /// How often the engine asked.
     var callCount: Int { calls.withLock { $0.count } }
+    /// How often the engine asked what follows `item`.
+    func callCount(after item: URL) -> Int { calls.withLock { $0.filter { $0.item == item }.count } }
     /// When the engine first asked.
-    var firstCall: ContinuousClock.Instant? { calls.withLock { $0.first } }
+    var firstCall: ContinuousClock.Instant? { calls.withLock { $0.first?.time } }
 
-    /// The next URL, which stays next until `advance()` (the consumer's reaction to
-    /// `.streamStarted`).
-    func next() -> URL? {
-        calls.withLock { $0.append(.now) }
-        return queue.withLock { $0.first }
+    /// The URL after `item`; nil after the last one (or for an item not in the list).
+    func successor(of item: URL) -> URL? {
+        calls.withLock { $0.append((item, .now)) }
+        guard let index = order.firstIndex(of: item), index + 1 < order.count else { return nil }
+        return order[index + 1]
     }
-
-    func advance() { queue.withLock { if !$0.isEmpty { $0.removeFirst() } } }
 }
 
 @Suite struct GaplessTests {
-    /// Plays `first` then `second` (1 s each) with a provider whose consumer advances when the
-    /// second item starts, as a play queue would.
+    /// Plays `first` then `second` (1 s each) with a provider that hands over `second` after
+    /// `first`, as a play queue would.
     static func playTwo(
         _ engine: GStreamerEngine, _ log: EventLog, _ first: URL, _ second: URL
     ) async throws -> QueueProvider {
-        let provider = QueueProvider([second])
-        engine.setNextItemProvider { provider.next() }
+        let provider = QueueProvider([first, second])
+        engine.setSuccessorProvider { provider.successor(of: $0) }
         try await engine.load(first)
         try await engine.play()
-        // The consumer advances its queue when the next item really starts.
-        Task {
-            _ = try? await log.first(timeout: .seconds(5)) { $0 == .streamStarted(second) }
-            provider.advance()
-        }
         return provider
     }
 
@@ -92,16 +88,16 @@ final class QueueProvider: Sendable {
         let second = try await media.make("second", .flac, seconds: 1)
         let (engine, log) = try makeEngine()
         let output = OutputLog(engine)
-        let provider = QueueProvider([second])
-        engine.setNextItemProvider { provider.next() }
+        let provider = QueueProvider([first, second])
+        engine.setSuccessorProvider { provider.successor(of: $0) }
         try await engine.load(first)
         try await engine.seek(to: .seconds(1))
         let playRequested = ContinuousClock.now
         try await engine.play()
         let started = try await log.first { $0 == .streamStarted(second) }
-        // A local file is read about a second ahead: the provider is asked once, while the first
-        // plays, not while it prerolled.
-        #expect(provider.callCount == 1)
+        // A local file is read about a second ahead: the provider is asked once what follows the
+        // first, while it plays, not while it prerolled.
+        #expect(provider.callCount(after: first) == 1)
         #expect(try #require(provider.firstCall) > playRequested)
         // The 2 s left of the first item play before the second starts. Events reach this task
         // late on a busy machine, never early; the stream start reaches the output when the
@@ -148,9 +144,10 @@ final class QueueProvider: Sendable {
         let media = try MediaFolder()
         defer { media.remove() }
         let (engine, log) = try makeEngine()
-        let provider = QueueProvider([])
-        engine.setNextItemProvider { provider.next() }
-        try await engine.load(try await media.make("only", .ogg, seconds: 1))
+        let only = try await media.make("only", .ogg, seconds: 1)
+        let provider = QueueProvider([only])
+        engine.setSuccessorProvider { provider.successor(of: $0) }
+        try await engine.load(only)
         try await engine.play()
         try await log.first { $0.isEndOfStream }
         #expect(provider.callCount >= 1)
@@ -194,8 +191,8 @@ final class QueueProvider: Sendable {
         let first = try await media.make("first", .ogg, seconds: 1)
         let missing = media.url("missing.ogg")
         let (engine, log) = try makeEngine()
-        let provider = QueueProvider([missing])
-        engine.setNextItemProvider { provider.next() }
+        let provider = QueueProvider([first, missing])
+        engine.setSuccessorProvider { provider.successor(of: $0) }
         try await engine.load(first)
         let playRequested = ContinuousClock.now
         try await engine.play()

@@ -106,10 +106,6 @@ final class ScriptedEngine: PlaybackEngine {
     }
     var position: Duration? { state.withLock { $0.loaded == nil ? nil : $0.position } }
     var duration: Duration? { state.withLock { $0.loaded == nil ? nil : .seconds(60) } }
-    func setNextItemProvider(_ provider: (@Sendable () -> URL?)?) {
-        guard let provider else { return setSuccessorProvider(nil) }
-        setSuccessorProvider { _ in provider() }
-    }
     func setSuccessorProvider(_ provider: (@Sendable (URL) -> URL?)?) { state.withLock { $0.provider = provider } }
 }
 
