@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "DBusTestSupport", targets: ["DBusTestSupport"]),
         .library(name: "MediaRemote", targets: ["MediaRemote"]),
         .library(name: "MPRIS", targets: ["MPRIS"]),
+        .library(name: "Playback", targets: ["Playback"]),
         .library(name: "GStreamerPlayback", targets: ["GStreamerPlayback"]),
         .library(name: "MusicLibrary", targets: ["MusicLibrary"]),
         .library(name: "AudioTags", targets: ["AudioTags"]),
@@ -51,12 +52,18 @@ let package = Package(
         ),
         // SQLite 3, for the music library's persisted index.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // Playback through GStreamer's playbin, the play queue, and tag discovery.
+        // The player of any engine, in pure Swift (no C, no GStreamer): the engine protocol, the
+        // play queue, the player that drives an engine from the command centre, its saved state.
+        .target(
+            name: "Playback", dependencies: ["MediaRemote", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "PlaybackTests", dependencies: ["Playback", "MediaRemote"]),
+        // The engine on GStreamer's playbin, and tag discovery.
         .target(
             name: "GStreamerPlayback",
-            dependencies: ["CGStreamer", "MediaRemote", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CGStreamer", "MediaRemote", "Playback", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
-            name: "GStreamerPlaybackTests", dependencies: ["GStreamerPlayback", "MediaRemote", "DBusTestSupport"],
+            name: "GStreamerPlaybackTests",
+            dependencies: ["GStreamerPlayback", "MediaRemote", "Playback", "DBusTestSupport"],
             // The HTTP server the streaming tests run with /usr/bin/python3.
             exclude: ["Python"]),
         // TagLib (C++), behind a C header of the few calls made: Swift needs no C++ interop.
@@ -66,7 +73,8 @@ let package = Package(
         .testTarget(name: "AudioTagsTests", dependencies: ["AudioTags", "DBusTestSupport"]),
         // A music folder's index: tracks, albums, artwork and playlists, persisted in SQLite.
         .target(
-            name: "MusicLibrary", dependencies: ["AudioTags", "CSQLite", "Digest", "GStreamerPlayback", "MediaRemote"]),
+            name: "MusicLibrary",
+            dependencies: ["AudioTags", "CSQLite", "Digest", "GStreamerPlayback", "MediaRemote"]),
         .testTarget(
             name: "MusicLibraryTests",
             dependencies: ["MusicLibrary", "AudioTags", "GStreamerPlayback", "MediaRemote", "DBusTestSupport"]),
@@ -76,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "mpris-bridge",
             dependencies: [
-                "CMalloc", "DBus", "MPRIS", "MediaRemote", "GStreamerPlayback", "MusicLibrary",
+                "CMalloc", "DBus", "MPRIS", "MediaRemote", "GStreamerPlayback", "MusicLibrary", "Playback",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -85,7 +93,7 @@ let package = Package(
         .testTarget(
             name: "MPRISBridgeTests",
             dependencies: [
-                "AudioTags", "DBus", "DBusTestSupport", "GStreamerPlayback", "MusicLibrary", "mpris-bridge",
+                "AudioTags", "DBus", "DBusTestSupport", "MusicLibrary", "Playback", "mpris-bridge",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Python"]),

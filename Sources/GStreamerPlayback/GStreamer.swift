@@ -9,6 +9,7 @@
 // message arrives.
 
 import CGStreamer
+import Playback
 import Synchronization
 
 #if canImport(Glibc)

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import Playback
 import Synchronization
 
 /// The GStreamer implementation of ``PlaybackEngine``, on `playbin` (playbin2).

@@ -5,6 +5,7 @@ import Logging
 import MPRIS
 import MediaRemote
 import MusicLibrary
+import Playback
 import ServiceLifecycle
 import Synchronization
 

@@ -1,7 +1,7 @@
-import GStreamerPlayback
 import Logging
 import MediaRemote
 import MusicLibrary
+import Playback
 import Synchronization
 
 #if canImport(FoundationEssentials)

@@ -1,4 +1,4 @@
-import GStreamerPlayback
+import Playback
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

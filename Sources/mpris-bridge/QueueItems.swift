@@ -2,6 +2,7 @@ import DBus
 import GStreamerPlayback
 import MediaRemote
 import MusicLibrary
+import Playback
 import Synchronization
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,5 @@
-import GStreamerPlayback
 import MusicLibrary
+import Playback
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

@@ -1,7 +1,7 @@
 import CMalloc
-import GStreamerPlayback
 import Logging
 import MusicLibrary
+import Playback
 import Synchronization
 
 #if canImport(FoundationEssentials)

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import GStreamerPlayback
+@testable import Playback
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

@@ -2,6 +2,7 @@ import DBusTestSupport
 import Testing
 
 @testable import GStreamerPlayback
+@testable import Playback
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

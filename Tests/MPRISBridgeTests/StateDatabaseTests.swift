@@ -1,7 +1,7 @@
 import DBusTestSupport
 import Foundation
-import GStreamerPlayback
 import Logging
+import Playback
 import Testing
 
 @testable import mpris_bridge

@@ -31,7 +31,7 @@ import Synchronization
 ///   unreachable) is logged and skipped; playback stops only when no item
 ///   in the queue can play.
 /// - **Lazy.** The engine is made on the first "play", so a player that was
-///   restored paused costs no GStreamer until someone listens.
+///   restored paused costs no engine (no pipeline) until someone listens.
 public actor QueuePlayer {
     /// What the player offers remotes.
     public struct Configuration: Sendable {
@@ -58,8 +58,8 @@ public actor QueuePlayer {
         /// URL schemes ``QueuePlayer`` opens; the engine must play them.
         public var supportedURLSchemes: [String] = ["file", "http", "https"]
         /// MIME types it plays, as remotes are told: the registered names and
-        /// those of GStreamer's type finders (``MediaTypeFinder``), for every
-        /// format a music library holds.
+        /// those of GStreamer's type finders, for every format a music library
+        /// holds (the default fits `GStreamerEngine`; another engine states its own).
         public var supportedMIMETypes: [String] = [
             "audio/mpeg", "audio/ogg", "audio/opus", "audio/flac", "audio/x-flac", "audio/x-wav", "audio/wav",
             "audio/x-vorbis+ogg", "audio/mp4", "audio/aac", "audio/x-matroska", "audio/webm", "audio/x-aiff",
@@ -145,7 +145,7 @@ public actor QueuePlayer {
     private var tail: Task<Void, Never>?
     /// Removes each target added by ``start()``.
     private var targets: [@Sendable () -> Void] = []
-    /// The gapless hand-over, read on GStreamer's streaming thread.
+    /// The gapless hand-over, read on the engine's streaming thread.
     private let handover = Handover()
 
     /// Shared with the engine's streaming thread, hence a class around a lock.

@@ -91,9 +91,9 @@ public protocol PlaybackEngine: AnyObject, Sendable {
     /// (the default) ends after the current item.
     ///
     /// `provider(item)` returns the URL to play after `item`, or nil to end after it. It is
-    /// called on a GStreamer streaming thread, synchronously, when `item` is about to finish —
-    /// possibly before `item` itself was announced, for short items — and again for the same
-    /// `item` after a seek near its end. It must be quick and must not call the engine.
+    /// called on one of the engine's threads (a GStreamer streaming thread for `GStreamerEngine`),
+    /// synchronously, when `item` is about to finish — possibly before `item` itself was
+    /// announced, for short items — and again for the same `item` after a seek near its end. It must be quick and must not call the engine.
     /// Items are named by URL: a queue that holds the same URL more than once answers for the
     /// occurrence it is playing.
     /// A file URL that does not exist is not handed over: the current item plays to its end,
@@ -156,7 +156,7 @@ public struct StreamTags: Sendable, Equatable {
     }
 
     /// These tags with every tag that `newer` has replacing the old value.
-    func merging(_ newer: StreamTags) -> StreamTags {
+    package func merging(_ newer: StreamTags) -> StreamTags {
         StreamTags(
             title: newer.title ?? title, artist: newer.artist ?? artist, album: newer.album ?? album,
             organization: newer.organization ?? organization, genre: newer.genre ?? genre)

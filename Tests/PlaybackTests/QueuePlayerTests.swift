@@ -1,5 +1,5 @@
-import GStreamerPlayback
 import MediaRemote
+import Playback
 import Synchronization
 import Testing
 
