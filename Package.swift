@@ -88,6 +88,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]),
         // The daemon end to end, driven by real clients on a private bus.
         .testTarget(
@@ -107,3 +108,11 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Every Swift target: existential types spelled `any`, and a module's members visible only where
+// the module is imported (as the Swift server packages build).
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility"),
+    ]
+}

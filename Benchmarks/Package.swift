@@ -91,3 +91,11 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// As in the root package: existential types spelled `any`, members visible only where their
+// module is imported.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility"),
+    ]
+}

@@ -63,7 +63,7 @@ extension DBusError {
     static func from(_ error: any Error) -> DBusError {
         switch error {
         case let error as DBusError: error
-        case let error as DBusErrorConvertible: error.dbusError
+        case let error as any DBusErrorConvertible: error.dbusError
         case is CancellationError: DBusError(.failed, "The call was cancelled")
         default: DBusError(.failed, String(describing: error))
         }

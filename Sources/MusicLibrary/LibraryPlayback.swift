@@ -1,4 +1,5 @@
 import MediaRemote
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

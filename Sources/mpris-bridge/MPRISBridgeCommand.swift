@@ -5,6 +5,7 @@ import Logging
 import MusicLibrary
 import ServiceLifecycle
 import Synchronization
+import UnixSignals
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

@@ -1,5 +1,6 @@
 import DBus
 import DBusTestSupport
+import Synchronization
 import Testing
 
 #if canImport(Glibc)

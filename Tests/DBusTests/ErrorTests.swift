@@ -1,5 +1,6 @@
 import DBus
 import DBusTestSupport
+import Synchronization
 import Testing
 
 /// Malformed calls get the standard D-Bus error before any handler runs, and

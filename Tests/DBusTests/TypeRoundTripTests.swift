@@ -1,5 +1,6 @@
 import DBus
 import DBusTestSupport
+import Synchronization
 import Testing
 
 /// Every D-Bus type crosses the wire in both directions against peers that are not this code.

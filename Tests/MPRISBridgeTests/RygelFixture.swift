@@ -1,12 +1,8 @@
 import DBusTestSupport
+import Foundation
 import Glibc
 import Testing
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 // Rygel 0.42 as a real UPnP consumer of a MediaServer2 provider on a private bus: its External
 // plugin turns every `org.gnome.UPnP.MediaServer2.*` name into a UPnP MediaServer, and a test

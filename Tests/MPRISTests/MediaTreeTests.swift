@@ -4,6 +4,12 @@ import MPRIS
 import MediaRemote
 import Testing
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// The media tree as a head unit (python3-dbus) browses it on a private bus.
 @Suite(.timeLimit(.minutes(1))) struct MediaTreeTests {
     typealias F = MediaTreeFixture

@@ -6,6 +6,12 @@ import MediaRemote
 import MusicLibrary
 import Synchronization
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// The media server, run in a child process (`MediaTreeBenchmark serve --address ADDRESS`): the
 /// daemon's browsable tree (`LibraryContent`) of ``SyntheticLibrary``, a `PlayableContentManager`
 /// over it, published by `MediaTreeService` as `org.gnome.UPnP.MediaServer2.mediatreebenchmark`.
