@@ -34,7 +34,7 @@ let package = Package(
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
-        // The MPRIS service (issue 3): GetAll(Player) against the bus floor from the library's own
+        // The MPRIS service: GetAll(Player) against the bus floor from the library's own
         // client and from python3-dbus (Python/mpris_roundtrips.py), PlayPause -> PropertiesChanged latency.
         .executableTarget(
             name: "MPRISBenchmark",
@@ -59,7 +59,7 @@ let package = Package(
                 .product(name: "MusicLibrary", package: "mpris-bridge"),
             ]
         ),
-        // The mpris-bridge daemon (issue 4), its release build run as a user runs it: indexing,
+        // The mpris-bridge daemon, its release build run as a user runs it: indexing,
         // exec -> bus name and ready, memory idle and playing, idle wake-ups, play -> first buffer.
         .executableTarget(
             name: "DaemonBenchmark",

@@ -5,7 +5,7 @@
 // Threading model: a `RawConnection` is confined to one serial DispatchQueue.
 // libdbus's watches and timeouts are mapped onto Dispatch sources targeting
 // that queue, so the connection is driven by the kernel's readiness events
-// with no polling thread and no periodic wake-up (PLATFORM.md measured why).
+// with no polling thread and no periodic wake-up: an idle daemon costs no processor time.
 
 import CDBus
 import CMalloc

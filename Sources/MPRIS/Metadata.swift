@@ -50,7 +50,7 @@ extension Metadata {
     public static let nothingLoaded = Metadata(["mpris:trackid": Variant(noTrack)])
 
     /// The metadata of a now-playing value, mapped as the MPRIS specification
-    /// and DESIGN.md's table say: artists, album artists, genres and composers
+    /// and its metadata guidelines say: artists, album artists, genres and composers
     /// as string arrays; the length in microseconds (omitted for live streams
     /// and unknown lengths); track and disc numbers as int32; the release date
     /// in ISO 8601; URLs percent-encoded. `artURL` is the artwork's URL as

@@ -152,7 +152,8 @@ public struct QueueItem: Sendable, Equatable {
 /// repeat and shuffle make of "next" and "previous".
 ///
 /// A value type with no I/O, so every rule is testable on its own:
-/// - Repeat is a target state, never toggled (seed lesson 4). Repeat one
+/// - Repeat is a target state, never toggled: a car sets it on connecting,
+///   and a toggle would flip what the listener chose. Repeat one
 ///   replays the current item when it ends on its own; a listener's "next"
 ///   still moves on. Repeat all wraps at both ends.
 /// - Shuffle draws a new random order that keeps the current item first, so

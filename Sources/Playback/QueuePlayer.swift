@@ -21,7 +21,8 @@ import Synchronization
 /// Guarantees:
 /// - **Sequenced.** Commands and engine events run one at a time, in arrival
 ///   order, each to its end (including the engine's state changes), so a
-///   stop followed at once by a play never fails (seed lesson 11).
+///   stop followed at once by a play never fails (a restart of the pipeline
+///   racing its own stop is how players fail after "stop, play").
 /// - **Replies after the fact.** A command's status is returned once the
 ///   engine reached the state asked for: "play" succeeds once audio plays.
 /// - **Gapless.** When an item is about to end, the engine is handed the item
@@ -35,7 +36,8 @@ import Synchronization
 public actor QueuePlayer {
     /// What the player offers remotes.
     public struct Configuration: Sendable {
-        /// Rates a remote may pick; others snap to the nearest (seed lesson 5).
+        /// Rates a remote may pick; others snap to the nearest, and the rate reported is the
+        /// one that plays (a remote asking for any rate must get an answer it can show).
         public var supportedRates: [Double] = [0.5, 0.75, 1, 1.25, 1.5, 2]
         /// The skip intervals remotes offer.
         public var skipIntervals: [Duration] = [.seconds(10)]

@@ -7,7 +7,7 @@ import Synchronization
 
 /// What the run is checked against.
 enum Thresholds {
-    /// Issue 2's target: GetAll of a 15-property interface, p50, at most this many times the bus
+    /// The target set for the D-Bus layer: GetAll of a 15-property interface, p50, at most this many times the bus
     /// floor's (GetId) p50. Reported, not gating: libdbus's own Peer.Ping to the same service, with
     /// no Swift serving code at all, already costs more than this (1.5-1.7x here), so no serving
     /// library can meet it. See the README's Benchmarks section.

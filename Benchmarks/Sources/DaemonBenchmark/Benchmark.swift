@@ -12,7 +12,7 @@ import Glibc
 
 /// What the run is checked against.
 enum Thresholds {
-    // Issue 4's goals: reported as met or NOT MET, never gating.
+    // The daemon's goals: reported as met or NOT MET, never gating.
     /// exec -> org.mpris.MediaPlayer2.<name> owned, with a 10,000-track index (p50), ms.
     static let execToBusNameGoalMilliseconds = 10.0
     /// VmRSS idle (after `ready:` and after the start-up scan), MiB.

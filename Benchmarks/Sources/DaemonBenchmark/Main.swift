@@ -3,7 +3,7 @@ import Glibc
 
 /// `DaemonBenchmark [--daemon PATH] [--media DIR] [--regenerate] [--json PATH] [--starts N]
 /// [--plays N] [--quick]`: the mpris-bridge daemon's indexing speed, start-up time, memory,
-/// idle wake-ups and time to play (issue 4).
+/// idle wake-ups and time to play.
 @main
 struct Main {
     static func main() {

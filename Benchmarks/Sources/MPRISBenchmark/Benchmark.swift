@@ -13,7 +13,7 @@ import Synchronization
 
 /// What the run is checked against.
 enum Thresholds {
-    // Issue 3's goals: reported as met or NOT MET, never gating.
+    // The MPRIS service's goals: reported as met or NOT MET, never gating.
     /// GetAll(Player) p50 from the library's own client, at most this many times the bus floor's p50.
     static let ownGetAllOverFloorGoal = 1.3
     /// GetAll(Player) p50 from python3-dbus, at most this many times python's own GetId p50.
