@@ -14,7 +14,7 @@
 
 // Playback
 //
-// Used by Sources/GStreamerPlayback/GStreamer.swift only.
+// Used by the binding in Sources/GStreamerPlayback/GStreamer/ only.
 
 /// GST_CLOCK_TIME_NONE, which Swift cannot import (it is a cast).
 static inline GstClockTime cgst_clock_time_none(void) { return GST_CLOCK_TIME_NONE; }

@@ -1,0 +1,168 @@
+// Item switches and element hooks: keeps playbin's switch to the next item apart from the
+// pipeline's state changes to READY or NULL, and configures the elements playbin adds.
+//
+// Part of the GStreamer binding (this folder): the only code that talks to libgstreamer. The
+// engine above it works with `Playbin`, `BusMessage` and Swift values; no pointer,
+// `OpaquePointer` or `Unmanaged` leaves the folder. GStreamer elements are thread-safe
+// for what is used here (properties, state changes, queries, seeks and posting on the bus lock
+// internally), so a `Playbin` may be used from any thread.
+
+import CGStreamer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// MARK: - Item switches
+
+/// Keeps playbin's item switches and the pipeline's state changes to READY or NULL apart.
+///
+/// playbin switches to the next item on the streaming thread that drained the current one:
+/// uridecodebin's `drained` signal runs playbin's handler, which emits `about-to-finish`, then
+/// unlinks the current item's decoder and changes the state of the next item's (GStreamer 1.22
+/// does this without regard to a concurrent shutdown). A state change of the pipeline to READY
+/// or NULL at that moment deadlocks: the stopping thread holds an element's state lock and waits
+/// for the streaming thread to leave, which waits for that state lock; or playbin's shutdown
+/// swapped its groups and the streaming thread changes the state of its own element ("Trying to
+/// join task ... from its thread would deadlock", then "Failed to deactivate pad ..., very bad").
+///
+/// So each `drained` emission is bracketed by a handler connected before playbin's and one
+/// connected after it. A change to READY or NULL waits until no switch is under way (they take
+/// milliseconds), and while it runs, a `drained` emission is stopped before it reaches playbin:
+/// nothing is switched, the pipeline is stopping anyway.
+final class ItemSwitchGate: @unchecked Sendable {  // the state is only touched under `lock`
+    private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let switched = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// Changes to READY or NULL running now.
+    private var stops = 0
+    /// The threads running a switch now.
+    private var switching: [pthread_t] = []
+    /// How long a stop waits for switches at most: they take milliseconds, and a switch whose
+    /// end was never seen must not keep the engine from stopping.
+    private static let longestWait: Duration = .seconds(2)
+
+    init() {
+        pthread_mutex_init(lock, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(switched, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(switched)
+        pthread_mutex_destroy(lock)
+        switched.deallocate()
+        lock.deallocate()
+    }
+
+    /// At the start of a `drained` emission, on its streaming thread: false if the emission must
+    /// stop here (the pipeline is going to READY or NULL).
+    func enter() -> Bool {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        guard stops == 0 else { return false }
+        switching.append(pthread_self())
+        return true
+    }
+
+    /// At the end of a `drained` emission that `enter()` let through, on the same thread.
+    func leave() {
+        pthread_mutex_lock(lock)
+        let me = pthread_self()
+        if let index = switching.firstIndex(where: { pthread_equal($0, me) != 0 }) { switching.remove(at: index) }
+        pthread_cond_broadcast(switched)
+        pthread_mutex_unlock(lock)
+    }
+
+    /// Runs `change`, a state change of the pipeline to READY or NULL, once no switch is under
+    /// way, and keeps switches from starting until it returns.
+    func whileStopping<Result>(_ change: () -> Result) -> Result {
+        pthread_mutex_lock(lock)
+        stops += 1
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        deadline.tv_sec += Int(Self.longestWait.components.seconds)
+        let me = pthread_self()
+        // A switch on this very thread (the engine released by its provider) cannot end first.
+        while !switching.isEmpty, !switching.contains(where: { pthread_equal($0, me) != 0 }) {
+            if pthread_cond_timedwait(switched, lock, &deadline) == ETIMEDOUT { break }
+        }
+        pthread_mutex_unlock(lock)
+        defer {
+            pthread_mutex_lock(lock)
+            stops -= 1
+            pthread_mutex_unlock(lock)
+        }
+        return change()
+    }
+}
+
+/// playbin made the source of a new item: a network source (souphttpsrc) gets the engine's
+/// timeout for a server that stops answering. The timeout in seconds is the handler's data.
+let sourceSetup: @convention(c) (
+    UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstElement>?, gpointer?
+) -> Void = { _, source, data in
+    guard let source else { return }
+    _ = cgst_set_uint_if_present(gpointer(source), "timeout", guint(UInt(bitPattern: data)))
+}
+
+/// What playbin's `element-added` handler gives the children it hooks.
+final class ChildHooks: Sendable {
+    let segmentRate: SegmentRate
+    let switches: ItemSwitchGate
+
+    init(segmentRate: SegmentRate, switches: ItemSwitchGate) {
+        self.segmentRate = segmentRate
+        self.switches = switches
+    }
+}
+
+let releaseChildHooks: GClosureNotify = { data, _ in
+    guard let data else { return }
+    Unmanaged<ChildHooks>.fromOpaque(data).release()
+}
+
+/// Marks a uridecodebin as hooked: playbin adds the same one again for every other item.
+let hookedKey = "mpris-bridge-hooked"
+
+/// playbin added a child: each item's uridecodebin gets the segment rate probe on its outputs
+/// and the item switch brackets, once.
+let elementAdded: @convention(c) (
+    UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstElement>?, gpointer?
+) -> Void = { _, element, data in
+    guard let element, let data, let name = cgst_factory_name(element),
+        String(cString: name) == "uridecodebin", g_object_get_data(gobject(element), hookedKey) == nil
+    else { return }
+    g_object_set_data(gobject(element), hookedKey, gpointer(bitPattern: 1))
+    let hooks = Unmanaged<ChildHooks>.fromOpaque(data).takeUnretainedValue()
+    _ = cgst_connect(
+        gpointer(element), "pad-added", unsafeBitCast(padAdded, to: GCallback.self),
+        Unmanaged.passRetained(hooks.segmentRate).toOpaque(), releaseSegmentRateClosure)
+    // Before playbin's own handler: playbin connects it after adding the element (and again each
+    // time it reuses it), and handlers run in the order they were connected.
+    _ = cgst_connect(
+        gpointer(element), "drained", unsafeBitCast(switchStarts, to: GCallback.self),
+        Unmanaged.passRetained(hooks.switches).toOpaque(), releaseSwitchGate)
+    _ = g_signal_connect_data(
+        gpointer(element), "drained", unsafeBitCast(switchEnded, to: GCallback.self),
+        Unmanaged.passRetained(hooks.switches).toOpaque(), releaseSwitchGate, G_CONNECT_AFTER)
+}
+
+let switchStarts: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { element, data in
+    guard let element, let data else { return }
+    if !Unmanaged<ItemSwitchGate>.fromOpaque(data).takeUnretainedValue().enter() {
+        g_signal_stop_emission_by_name(gpointer(element), "drained")
+    }
+}
+
+let switchEnded: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { _, data in
+    guard let data else { return }
+    Unmanaged<ItemSwitchGate>.fromOpaque(data).takeUnretainedValue().leave()
+}
+
+let releaseSwitchGate: GClosureNotify = { data, _ in
+    guard let data else { return }
+    Unmanaged<ItemSwitchGate>.fromOpaque(data).release()
+}
