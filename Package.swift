@@ -28,8 +28,11 @@ let package = Package(
         ),
         // A general Swift D-Bus library: values, connection, client, serving. Knows nothing of MPRIS.
         .target(name: "DBus", dependencies: ["CDBus", "CMalloc"]),
+        // Async building blocks every layer shares: an executor for work that blocks its thread.
+        .target(name: "AsyncSupport"),
+        .testTarget(name: "AsyncSupportTests", dependencies: ["AsyncSupport"]),
         // Apple's remote-command and now-playing model, in pure Swift: no D-Bus, no GStreamer.
-        .target(name: "MediaRemote"),
+        .target(name: "MediaRemote", dependencies: ["AsyncSupport"]),
         .testTarget(name: "MediaRemoteTests", dependencies: ["MediaRemote"]),
         // MediaRemote's D-Bus face: MPRIS 2.2 and the project's extension interface.
         .target(name: "MPRIS", dependencies: ["DBus", "MediaRemote", "Digest"]),
@@ -60,7 +63,9 @@ let package = Package(
         // The engine on GStreamer's playbin, and tag discovery.
         .target(
             name: "GStreamerPlayback",
-            dependencies: ["CGStreamer", "MediaRemote", "Playback", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "AsyncSupport", "CGStreamer", "MediaRemote", "Playback", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "GStreamerPlaybackTests",
             dependencies: ["GStreamerPlayback", "MediaRemote", "Playback", "DBusTestSupport"],
@@ -84,7 +89,7 @@ let package = Package(
         .executableTarget(
             name: "mpris-bridge",
             dependencies: [
-                "CMalloc", "DBus", "MPRIS", "MediaRemote", "GStreamerPlayback", "MusicLibrary", "Playback",
+                "AsyncSupport", "CMalloc", "DBus", "MPRIS", "MediaRemote", "GStreamerPlayback", "MusicLibrary", "Playback",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

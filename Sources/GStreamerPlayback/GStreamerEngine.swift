@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import AsyncSupport
 import Playback
 import Synchronization
 
@@ -18,8 +19,10 @@ import Synchronization
 ///   wake-ups), and turns messages into ``PlaybackEvent``s and into the completion of the call
 ///   that waits for them (ASYNC_DONE completes a load or a seek, a state change completes
 ///   play or pause, an ERROR fails the waiting call).
-/// - Calls run one at a time through a FIFO queue; every state change happens under one lock,
-///   so the bus thread's own changes (buffering, errors) never interleave with a call's.
+/// - Calls run one at a time through a FIFO queue, on the engine's own thread, never on the
+///   threads Swift's tasks share: a state change to NULL waits for the streaming threads to
+///   stop (a stalled network source may take seconds). Every state change happens under one
+///   lock, so the bus thread's own changes (buffering, errors) never interleave with a call's.
 /// - Each teardown of the pipeline starts a new *generation* and posts a marker on the bus;
 ///   messages before the current generation's marker belong to a torn-down run and are ignored.
 /// - `about-to-finish` asks the provider and sets the next URI synchronously; the URL waits in
@@ -31,6 +34,8 @@ public final class GStreamerEngine: PlaybackEngine {
     private let continuation: AsyncStream<PlaybackEvent>.Continuation
     private let playbin: Playbin
     private let commands = CommandQueue()
+    /// Where the calls run: their state changes block their thread.
+    private let ownThread = BlockingExecutor(label: "gstreamer-engine", width: 1)
     /// Everything the calls and the bus thread share. GStreamer state changes are made while
     /// holding it; no GStreamer streaming thread ever takes it (they only take `handover`).
     private let control = Mutex(Control())
@@ -214,7 +219,9 @@ public final class GStreamerEngine: PlaybackEngine {
             return (control.epoch, control.waiters)
         }
         for waiter in interrupted { waiter.finish(.failed(Self.interrupted(nil))) }
-        try await commands.run { () async throws(PlaybackError) in try await body(epoch) }
+        try await withTaskExecutorPreference(ownThread) { () async throws(PlaybackError) in
+            try await commands.run { () async throws(PlaybackError) in try await body(epoch) }
+        }
     }
 
     /// Runs `body` under the control lock if no later `stop()`/`load(_:)` superseded the call.

@@ -1,3 +1,4 @@
+import AsyncSupport
 import CMalloc
 import Logging
 import MusicLibrary
@@ -32,13 +33,16 @@ final class StateStore: Sendable {
     private let pending: AsyncStream<PlayerSnapshot>.Continuation
     private let writer: Task<Void, Never>
     private let writes: Writes
+    /// Where the writes run: each is synced to the disk, which blocks its thread, so never on
+    /// one of those Swift's tasks share.
+    private let writingThread = BlockingExecutor(label: "mpris-bridge.state-writes", width: 1)
 
     init(directory: String, logger: Logger) {
         let (stream, continuation) = AsyncStream.makeStream(of: PlayerSnapshot.self, bufferingPolicy: .bufferingNewest(1))
         pending = continuation
         let writes = Writes(folder: directory, logger: logger)
         self.writes = writes
-        writer = Task {
+        writer = Task(executorPreference: writingThread) {
             for await snapshot in stream { writes.write(snapshot) }
         }
     }
@@ -54,8 +58,11 @@ final class StateStore: Sendable {
     func close(with snapshot: PlayerSnapshot) async {
         pending.finish()
         await writer.value
-        writes.write(snapshot)
-        writes.closeDatabase()
+        let writes = self.writes
+        await Task(executorPreference: writingThread) {
+            writes.write(snapshot)
+            writes.closeDatabase()
+        }.value
     }
 }
 

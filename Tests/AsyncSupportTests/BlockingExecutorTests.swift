@@ -1,0 +1,63 @@
+import AsyncSupport
+import Synchronization
+import Testing
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Counts blocking jobs in progress, as a slow disk read or a pipeline stopping would be.
+final class BlockingJobs: Sendable {
+    private let counts = Mutex((now: 0, most: 0, order: [Int]()))
+
+    /// Blocks its thread for `milliseconds`, as a synchronous wait does, and records it.
+    func block(_ number: Int, milliseconds: UInt32) {
+        counts.withLock { counts in
+            counts.now += 1
+            counts.most = max(counts.most, counts.now)
+            counts.order.append(number)
+        }
+        usleep(milliseconds * 1000)
+        counts.withLock { $0.now -= 1 }
+    }
+
+    var mostAtOnce: Int { counts.withLock { $0.most } }
+    var order: [Int] { counts.withLock { $0.order } }
+}
+
+@Suite struct BlockingExecutorTests {
+    /// More jobs block side by side than the machine has cores: the threads Swift's tasks share,
+    /// one per core, would run exactly as many at once and stop every other task meanwhile.
+    @Test func moreBlockingJobsThanCoresWaitSideBySide() async {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let executor = BlockingExecutor(label: "test.blocking", width: cores + 2)
+        let jobs = BlockingJobs()
+        await withTaskGroup(of: Void.self) { group in
+            for number in 0..<(cores + 2) {
+                group.addTask(executorPreference: executor) { jobs.block(number, milliseconds: 200) }
+            }
+        }
+        #expect(jobs.mostAtOnce > cores)
+    }
+
+    /// With a width of 1 the jobs run one at a time, in the order they were enqueued: a thread
+    /// of one's own, as an engine's state changes need.
+    @Test func aWidthOfOneRunsOneJobAtATimeInOrder() async {
+        let executor = BlockingExecutor(label: "test.serial", width: 1)
+        let jobs = BlockingJobs()
+        var tasks: [Task<Void, Never>] = []
+        for number in 0..<6 {
+            // A task's first job is enqueued on the executor as the task is made.
+            tasks.append(Task(executorPreference: executor) { jobs.block(number, milliseconds: 20) })
+        }
+        for task in tasks { await task.value }
+        #expect(jobs.mostAtOnce == 1)
+        #expect(jobs.order == Array(0..<6))
+        #expect(executor.width == 1)
+    }
+}
