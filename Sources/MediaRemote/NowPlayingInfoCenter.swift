@@ -1,3 +1,4 @@
+import AsyncSupport
 import Synchronization
 
 /// Publishes what is playing: Apple's `MPNowPlayingInfoCenter` in shape.
@@ -28,10 +29,9 @@ public final class NowPlayingInfoCenter: Sendable {
         var info: NowPlayingInfo?
         var publishedAt: ContinuousClock.Instant
         var volume: Double = 1
-        var observers: [UInt64: @Sendable (NowPlayingUpdate) -> Void] = [:]
+        var observers = ObserverList<NowPlayingUpdate>()
         var queue: [NowPlayingInfo] = []
-        var queueObservers: [UInt64: @Sendable (PlaybackQueueUpdate) -> Void] = [:]
-        var nextObserver: UInt64 = 0
+        var queueObservers = ObserverList<PlaybackQueueUpdate>()
     }
 
     /// Creates a centre with nothing loaded and full volume.
@@ -66,7 +66,7 @@ public final class NowPlayingInfoCenter: Sendable {
                 guard state.queue != newValue else { return nil }
                 let update = PlaybackQueueUpdate(previous: state.queue, current: newValue)
                 state.queue = newValue
-                return (update, Array(state.queueObservers.values))
+                return (update, state.queueObservers.all)
             }
             if let (update, observers) = update { for observer in observers { observer(update) } }
         }
@@ -87,7 +87,7 @@ public final class NowPlayingInfoCenter: Sendable {
                 let update = NowPlayingUpdate(
                     previous: state.info, current: state.info, publishedAt: state.publishedAt, volume: volume,
                     isPositionJump: false)
-                return (update, Array(state.observers.values))
+                return (update, state.observers.all)
             }
             if let (update, observers) = update { for observer in observers { observer(update) } }
         }
@@ -106,7 +106,7 @@ public final class NowPlayingInfoCenter: Sendable {
             state.publishedAt = instant
             let update = NowPlayingUpdate(
                 previous: previous, current: info, publishedAt: instant, volume: state.volume, isPositionJump: jump)
-            return (update, Array(state.observers.values))
+            return (update, state.observers.all)
         }
         for observer in observers { observer(update) }
     }
@@ -123,13 +123,8 @@ public final class NowPlayingInfoCenter: Sendable {
     /// on the publishing thread, in publication order. It must be quick.
     @discardableResult
     public func observe(_ observer: @escaping @Sendable (NowPlayingUpdate) -> Void) -> Observation {
-        let id = state.withLock { state in
-            let id = state.nextObserver
-            state.nextObserver += 1
-            state.observers[id] = observer
-            return id
-        }
-        return Observation { [weak self] in self?.state.withLock { _ = $0.observers.removeValue(forKey: id) } }
+        let token = state.withLock { $0.observers.add(observer) }
+        return Observation { [weak self] in self?.state.withLock { $0.observers.remove(token) } }
     }
 
     /// Calls `observer` after each change of ``playbackQueue``, with the
@@ -140,13 +135,8 @@ public final class NowPlayingInfoCenter: Sendable {
     /// should read ``playbackQueue`` for the latest value.
     @discardableResult
     public func observeQueue(_ observer: @escaping @Sendable (PlaybackQueueUpdate) -> Void) -> Observation {
-        let id = state.withLock { state in
-            let id = state.nextObserver
-            state.nextObserver += 1
-            state.queueObservers[id] = observer
-            return id
-        }
-        return Observation { [weak self] in self?.state.withLock { _ = $0.queueObservers.removeValue(forKey: id) } }
+        let token = state.withLock { $0.queueObservers.add(observer) }
+        return Observation { [weak self] in self?.state.withLock { $0.queueObservers.remove(token) } }
     }
 
     /// Whether going from `previous` to `next` moves the position of the same

@@ -1,3 +1,4 @@
+import AsyncSupport
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -56,8 +57,7 @@ public final class PlayableContentManager: Sendable {
         var reloadRequested = false
         /// Paths of containers changed inside the current batch.
         var pendingChanges: [[String]] = []
-        var observers: [Int: @Sendable (ContentChange) -> Void] = [:]
-        var nextObserver = 0
+        var observers = ObserverList<ContentChange>()
         var loadingDeadline: Duration
         /// Containers forgotten to keep the copy bounded, by path, with the fingerprint of the
         /// rows they had: a batch of updates reads them again to tell whether they changed.
@@ -201,16 +201,12 @@ public final class PlayableContentManager: Sendable {
     /// thread that made it. It must be quick.
     @discardableResult
     public func observe(_ observer: @escaping @Sendable (ContentChange) -> Void) -> Observation {
-        let id = state.withLock { state in
-            defer { state.nextObserver += 1 }
-            state.observers[state.nextObserver] = observer
-            return state.nextObserver
-        }
-        return Observation { [weak self] in self?.state.withLock { _ = $0.observers.removeValue(forKey: id) } }
+        let token = state.withLock { $0.observers.add(observer) }
+        return Observation { [weak self] in self?.state.withLock { $0.observers.remove(token) } }
     }
 
     private func notify(_ change: ContentChange) {
-        for observer in state.withLock({ Array($0.observers.values) }) { observer(change) }
+        for observer in state.withLock({ $0.observers.all }) { observer(change) }
     }
 
     /// Tells observers about changed containers now, or at the end of the current batch.

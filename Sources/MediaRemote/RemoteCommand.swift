@@ -1,3 +1,4 @@
+import AsyncSupport
 import Synchronization
 
 /// What a command's handler reports back to whoever sent the command.
@@ -168,45 +169,39 @@ final class ChangeNotifier: Sendable {
     private let state = Mutex(State())
 
     struct State {
-        var observers: [UInt64: @Sendable () -> Void] = [:]
-        var nextObserver: UInt64 = 0
+        var observers = ObserverList<Void>()
         var batchDepth = 0
         var pending = false
     }
 
     func noteChange() {
-        let observers = state.withLock { state -> [@Sendable () -> Void] in
+        let observers = state.withLock { state -> [@Sendable (Void) -> Void] in
             guard state.batchDepth == 0 else {
                 state.pending = true
                 return []
             }
-            return Array(state.observers.values)
+            return state.observers.all
         }
-        for observer in observers { observer() }
+        for observer in observers { observer(()) }
     }
 
     func batch<T>(_ body: () throws -> T) rethrows -> T {
         state.withLock { $0.batchDepth += 1 }
         defer {
-            let observers = state.withLock { state -> [@Sendable () -> Void] in
+            let observers = state.withLock { state -> [@Sendable (Void) -> Void] in
                 state.batchDepth -= 1
                 guard state.batchDepth == 0, state.pending else { return [] }
                 state.pending = false
-                return Array(state.observers.values)
+                return state.observers.all
             }
-            for observer in observers { observer() }
+            for observer in observers { observer(()) }
         }
         return try body()
     }
 
     func add(_ observer: @escaping @Sendable () -> Void) -> Observation {
-        let id = state.withLock { state in
-            let id = state.nextObserver
-            state.nextObserver += 1
-            state.observers[id] = observer
-            return id
-        }
-        return Observation { [weak self] in self?.state.withLock { _ = $0.observers.removeValue(forKey: id) } }
+        let token = state.withLock { $0.observers.add { _ in observer() } }
+        return Observation { [weak self] in self?.state.withLock { $0.observers.remove(token) } }
     }
 }
 
