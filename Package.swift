@@ -27,7 +27,7 @@ let package = Package(
             providers: [.apt(["libdbus-1-dev"])]
         ),
         // A general Swift D-Bus library: values, connection, client, serving. Knows nothing of MPRIS.
-        .target(name: "DBus", dependencies: ["CDBus", "CMalloc"]),
+        .target(name: "DBus", dependencies: ["AsyncSupport", "CDBus", "CMalloc"]),
         // Async building blocks every layer shares: an executor for work that blocks its thread.
         .target(name: "AsyncSupport"),
         .testTarget(name: "AsyncSupportTests", dependencies: ["AsyncSupport"]),
@@ -58,7 +58,8 @@ let package = Package(
         // The player of any engine, in pure Swift (no C, no GStreamer): the engine protocol, the
         // play queue, the player that drives an engine from the command centre, its saved state.
         .target(
-            name: "Playback", dependencies: ["MediaRemote", .product(name: "Logging", package: "swift-log")]),
+            name: "Playback",
+            dependencies: ["AsyncSupport", "MediaRemote", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "PlaybackTests", dependencies: ["Playback", "MediaRemote"]),
         // The engine on GStreamer's playbin, and tag discovery.
         .target(

@@ -1,3 +1,4 @@
+import AsyncSupport
 import Synchronization
 
 /// In what order an exported object's method calls run.
@@ -25,9 +26,9 @@ public struct MethodCallContext: Sendable {
     public let interface: InterfaceName
     public let member: MemberName
     /// The call's turn on a `.serial` object; nil on a concurrent one.
-    let turn: CallTurn?
+    let turn: Turn?
 
-    init(sender: String?, path: ObjectPath, interface: InterfaceName, member: MemberName, turn: CallTurn?) {
+    init(sender: String?, path: ObjectPath, interface: InterfaceName, member: MemberName, turn: Turn?) {
         self.sender = sender
         self.path = path
         self.interface = interface
@@ -44,33 +45,6 @@ public struct MethodCallContext: Sendable {
 
     /// The context of the method call the current task is handling, or nil outside a handler.
     @TaskLocal public static var current: MethodCallContext?
-}
-
-/// A serial object's call's turn: the next call starts once it is passed, by the handler
-/// or by its end. Passing it twice does nothing.
-final class CallTurn: Sendable {
-    private let state = Mutex<(passed: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
-
-    func pass() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.passed else { return nil }
-            state.passed = true
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume()
-    }
-
-    func passed() async {
-        await withCheckedContinuation { continuation in
-            let already = state.withLock { state in
-                if state.passed { return true }
-                state.waiter = continuation
-                return false
-            }
-            if already { continuation.resume() }
-        }
-    }
 }
 
 extension Connection {
@@ -136,73 +110,26 @@ struct SubtreeRegistration: Sendable {
 /// Runs method handlers in a chosen order.
 final class JobRunner: Sendable {
     /// A handler's run; its argument is its turn on a serial object (nil on a concurrent one).
-    typealias Job = @Sendable (CallTurn?) async -> Void
-    private let serialQueue: AsyncStream<Job>.Continuation?
-    /// For `.concurrent`: how many jobs run, and those waiting for a turn, oldest first.
-    private let concurrent = Mutex<(running: Int, waiting: [Job], next: Int)>((0, [], 0))
+    typealias Job = @Sendable (Turn?) async -> Void
+    private let ordering: CallOrdering
+    /// One turn at a time on a serial object, `maximumConcurrentCalls` on a concurrent one.
+    private let turns: TurnQueue
 
     init(_ ordering: CallOrdering) {
-        switch ordering {
-        case .serial:
-            let (stream, continuation) = AsyncStream.makeStream(of: Job.self)
-            serialQueue = continuation
-            Task {
-                for await job in stream {
-                    let turn = CallTurn()
-                    Task {
-                        await job(turn)
-                        turn.pass()
-                    }
-                    await turn.passed()
-                }
-            }
-        case .concurrent:
-            serialQueue = nil
-        }
+        self.ordering = ordering
+        turns = TurnQueue(width: ordering == .serial ? 1 : CallOrdering.maximumConcurrentCalls)
     }
 
+    /// Runs `job` on a task of its own once its turn comes, in the order of the calls to `submit`.
     func submit(_ job: @escaping Job) {
-        if let serialQueue {
-            serialQueue.yield(job)
-            return
-        }
-        let startsNow = concurrent.withLock { state in
-            guard state.running < CallOrdering.maximumConcurrentCalls else {
-                state.waiting.append(job)
-                return false
-            }
-            state.running += 1
-            return true
-        }
-        if startsNow { start(job) }
-    }
-
-    private func start(_ job: @escaping Job) {
+        let turn = turns.reserve()
+        let serial = ordering == .serial
         Task {
-            await job(nil)
-            // The finished job's turn passes to the oldest waiting one.
-            let next: Job? = concurrent.withLock { state in
-                guard state.next < state.waiting.count else {
-                    state.running -= 1
-                    state.waiting = []
-                    state.next = 0
-                    return nil
-                }
-                let job = state.waiting[state.next]
-                state.next += 1
-                // Now and then drop the jobs already started, so the array does not keep them.
-                if state.next >= 64 && state.next * 2 >= state.waiting.count {
-                    state.waiting.removeFirst(state.next)
-                    state.next = 0
-                }
-                return job
-            }
-            if let next { start(next) }
+            await turn.wait()
+            await job(serial ? turn : nil)
+            turn.pass()
         }
     }
-
-    /// Lets queued jobs finish, then ends the serial task.
-    func finish() { serialQueue?.finish() }
 }
 
 /// The objects a connection exports. Written from any thread, read on the connection's queue.
@@ -229,15 +156,12 @@ final class ObjectRegistry: Sendable {
     }
 
     func remove(path: ObjectPath) -> [Interface] {
-        guard let object = state.withLock({ $0.objects.removeValue(forKey: path) }) else { return [] }
-        object.jobs.finish()
-        return object.interfaces
+        state.withLock { $0.objects.removeValue(forKey: path) }?.interfaces ?? []
     }
 
     func addSubtree(_ subtree: SubtreeRegistration) throws {
         try state.withLock { state in
             guard state.subtrees[subtree.root] == nil else {
-                subtree.jobs.finish()
                 throw DBusError(.objectPathInUse, "A subtree is already exported at '\(subtree.root)'")
             }
             state.subtrees[subtree.root] = subtree
@@ -245,16 +169,12 @@ final class ObjectRegistry: Sendable {
     }
 
     func removeSubtree(root: ObjectPath) {
-        state.withLock { $0.subtrees.removeValue(forKey: root) }?.jobs.finish()
+        _ = state.withLock { $0.subtrees.removeValue(forKey: root) }
     }
 
     func removeAll() {
-        let (objects, subtrees) = state.withLock { state in
-            defer { state = State() }
-            return (state.objects, state.subtrees)
-        }
-        for object in objects.values { object.jobs.finish() }
-        for subtree in subtrees.values { subtree.jobs.finish() }
+        // Calls already running finish; their replies go to a connection that may be closing.
+        state.withLock { $0 = State() }
     }
 
     /// The object at `path`: an exported one, or one a subtree provides.

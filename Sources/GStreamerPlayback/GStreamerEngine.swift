@@ -33,7 +33,7 @@ public final class GStreamerEngine: PlaybackEngine {
     public let events: AsyncStream<PlaybackEvent>
     private let continuation: AsyncStream<PlaybackEvent>.Continuation
     private let playbin: Playbin
-    private let commands = CommandQueue()
+    private let commands = TurnQueue(width: 1)
     /// Where the calls run: their state changes block their thread.
     private let ownThread = BlockingExecutor(label: "gstreamer-engine", width: 1)
     /// Everything the calls and the bus thread share. GStreamer state changes are made while
@@ -763,35 +763,6 @@ private final class Waiter: Sendable {
     }
 }
 
-/// Runs async operations one at a time, first come first served, across their suspension points.
-private final class CommandQueue: Sendable {
-    private let state = Mutex<(isBusy: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func run<E: Error>(_ body: () async throws(E) -> Void) async throws(E) {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let proceeds = state.withLock { state in
-                if state.isBusy {
-                    state.waiting.append(continuation)
-                    return false
-                }
-                state.isBusy = true
-                return true
-            }
-            if proceeds { continuation.resume() }
-        }
-        defer {
-            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                if state.waiting.isEmpty {
-                    state.isBusy = false
-                    return nil
-                }
-                return state.waiting.removeFirst()
-            }
-            next?.resume()
-        }
-        try await body()
-    }
-}
 
 extension PlaybackError {
     /// The engine's reading of a GStreamer error about `url`.

@@ -1,3 +1,4 @@
+import AsyncSupport
 import Logging
 import MediaRemote
 import Synchronization
@@ -143,8 +144,8 @@ public actor QueuePlayer {
     /// Commands that supersede starts (pause, stop, next, …) that arrived and have not had
     /// their turn yet.
     private var supersedingCommandsQueued = 0
-    /// The end of the chain of sequenced operations.
-    private var tail: Task<Void, Never>?
+    /// The order of sequenced operations: one at a time, in the order asked for.
+    private let turns = TurnQueue(width: 1)
     /// Removes each target added by ``start()``.
     private var targets: [@Sendable () -> Void] = []
     /// The gapless hand-over, read on the engine's streaming thread.
@@ -406,14 +407,15 @@ public actor QueuePlayer {
 
     // MARK: Sequencing
 
-    /// Runs `operation` after every operation asked for before it, and returns its result.
+    /// Runs `operation` after every operation asked for before it, and returns its result. It
+    /// runs on a task of its own: a caller that goes away does not cancel it.
     private func sequenced<T: Sendable>(_ operation: @escaping @Sendable (isolated QueuePlayer) async -> T) async -> T {
-        let previous = tail
+        let turn = turns.reserve()
         let task = Task { () async -> T in
-            await previous?.value
+            await turn.wait()
+            defer { turn.pass() }
             return await operation(self)
         }
-        tail = Task { _ = await task.value }
         // In line: a remote may deliver its next command while this one runs.
         CommandOrder.commandIsQueued()
         return await task.value
