@@ -18,27 +18,7 @@ import Testing
         try "not audio at all".write(toFile: library.path + "/notes.mp3", atomically: true, encoding: .utf8)
         try FileManager.default.createSymbolicLink(atPath: library.path + "/loop", withDestinationPath: "..")
         try await DaemonFixture.with(library: library) { daemon in
-            let report = daemon.library.folder.path + "/fuzz.json"
-            let output = try await daemon.bus.run(
-                PrivateBus.systemPython,
-                [pythonScript("fuzz_daemon.py"), "--pid", "\(daemon.process.pid)", "--calls", "3000", "--seed", "1",
-                 // Growth is the long run's figure (Scripts/fuzz); here a bound against a runaway.
-                 "--max-rss-growth-kb", "65536", "--json", report],
-                timeout: .seconds(150))
-            print(output.stdout)
-            #expect(output.succeeded, "\(output)")
-            let summary = try #require(
-                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(filePath: report))) as? [String: Any])
-            #expect(summary["calls"] as? Int == 3000)
-            #expect(summary["crashes"] as? Int == 0, "\(summary["distinct_crashes"] ?? "")")
-            #expect(summary["timeouts"] as? Int == 0)
-            #expect(summary["failed_liveness_checks"] as? Int == 0)
-            #expect((summary["slowest_reply_seconds"] as? Double ?? 99) < 5, "\(summary["slowest_call"] ?? "")")
-            // Promises broken without a crash: a wrong signature or a read-only property write
-            // accepted, an error message over 1 KiB, a system file opened or named, an object at a
-            // path that names no node. Each comes with the call that showed it.
-            let findings = summary["findings"] as? [[String: Any]] ?? [["unreadable": summary["findings"] ?? "none"]]
-            #expect(findings.isEmpty, "\(findings.map { "\($0["kind"] ?? ""): \($0["detail"] ?? "")\n\($0["reproducer"] ?? "")" })")
+            let summary = try await Self.fuzz(daemon, calls: 3000, seed: 1)
             // The fuzzer reached every kind of node the library has.
             let kinds = summary["node_kinds"] as? [String: Int] ?? [:]
             for kind in ["root", "tab", "container", "music", "art"] {
@@ -48,6 +28,33 @@ import Testing
         }
     }
 
+    /// Runs a seeded pass of `calls` hostile calls against `daemon` and checks what every pass
+    /// must hold; returns the fuzzer's summary.
+    static func fuzz(_ daemon: DaemonFixture, calls: Int, seed: Int) async throws -> [String: Any] {
+        let report = daemon.library.folder.path + "/fuzz.json"
+        let output = try await daemon.bus.run(
+            PrivateBus.systemPython,
+            [pythonScript("fuzz_daemon.py"), "--pid", "\(daemon.process.pid)", "--calls", "\(calls)", "--seed", "\(seed)",
+             // Growth is the long run's figure (Scripts/fuzz); here a bound against a runaway.
+             "--max-rss-growth-kb", "65536", "--json", report],
+            timeout: .seconds(150))
+        print(output.stdout)
+        #expect(output.succeeded, "\(output)")
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(filePath: report))) as? [String: Any])
+        #expect(summary["calls"] as? Int == calls)
+        #expect(summary["crashes"] as? Int == 0, "\(summary["distinct_crashes"] ?? "")")
+        #expect(summary["timeouts"] as? Int == 0)
+        #expect(summary["failed_liveness_checks"] as? Int == 0)
+        #expect((summary["slowest_reply_seconds"] as? Double ?? 99) < 5, "\(summary["slowest_call"] ?? "")")
+        // Promises broken without a crash: a wrong signature or a read-only property write
+        // accepted, an error message over 1 KiB, a system file opened or named, an object at a
+        // path that names no node. Each comes with the call that showed it.
+        let findings = summary["findings"] as? [[String: Any]] ?? [["unreadable": summary["findings"] ?? "none"]]
+        #expect(findings.isEmpty, "\(findings.map { "\($0["kind"] ?? ""): \($0["detail"] ?? "")\n\($0["reproducer"] ?? "")" })")
+        return summary
+    }
+
     /// The same pass over a library of 520 albums of one track each: every tab holds more rows
     /// than the daemon copies, so the fuzzer's calls reach the rows of containers served page
     /// by page (tracks, and albums, artists and folders opened below them) and keys made up
@@ -55,23 +62,7 @@ import Testing
     @Test func aSeededPassOverContainersServedPageByPageLeavesTheDaemonAnswering() async throws {
         let library = try await GeneratedLibrary.makeWide(count: 520)
         try await DaemonFixture.with(library: library) { daemon in
-            let report = daemon.library.folder.path + "/fuzz.json"
-            let output = try await daemon.bus.run(
-                PrivateBus.systemPython,
-                [pythonScript("fuzz_daemon.py"), "--pid", "\(daemon.process.pid)", "--calls", "2000", "--seed", "2",
-                 "--max-rss-growth-kb", "65536", "--json", report],
-                timeout: .seconds(150))
-            print(output.stdout)
-            #expect(output.succeeded, "\(output)")
-            let summary = try #require(
-                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(filePath: report))) as? [String: Any])
-            #expect(summary["calls"] as? Int == 2000)
-            #expect(summary["crashes"] as? Int == 0, "\(summary["distinct_crashes"] ?? "")")
-            #expect(summary["timeouts"] as? Int == 0)
-            #expect(summary["failed_liveness_checks"] as? Int == 0)
-            #expect((summary["slowest_reply_seconds"] as? Double ?? 99) < 5, "\(summary["slowest_call"] ?? "")")
-            let findings = summary["findings"] as? [[String: Any]] ?? [["unreadable": summary["findings"] ?? "none"]]
-            #expect(findings.isEmpty, "\(findings.map { "\($0["kind"] ?? ""): \($0["detail"] ?? "")\n\($0["reproducer"] ?? "")" })")
+            let summary = try await Self.fuzz(daemon, calls: 2000, seed: 2)
             let kinds = summary["node_kinds"] as? [String: Int] ?? [:]
             for kind in ["root", "tab", "container", "music"] {
                 #expect(kinds[kind, default: 0] > 0, "no \(kind) node sampled: \(kinds)")
