@@ -156,7 +156,7 @@ public final class MPRISService: Sendable {
     /// ``PlayableContentManager/loadingDeadline`` for each location). Returns the name owned.
     @discardableResult
     public func publish(on connection: Connection) async throws -> BusName {
-        player.canControl.value = commands.hasAvailableCommand
+        player.setCanControl(commands.hasAvailableCommand)
         refresh()
         let player = self.player
         var observations = [

@@ -282,6 +282,11 @@ struct MediaTreeNodes: Sendable {
     fileprivate func addListing(to container: Interface) {
         let content = self.content
         let nodes = self
+        // MediaServer2's ListChildren / ListContainers / ListItems(Offset, Max, Filter): the
+        // children (all, containers, items) from Offset, at most Max (0: no limit, which this
+        // tree caps at `maximumRows`), each with the properties Filter names (`*`: all, unknown
+        // names skipped). An informative or loading row answers as an empty container. A
+        // container still loading past its deadline lists what it has, then a loading row.
         for (name, kind) in [("ListChildren", ContentListingKind.all), ("ListContainers", .containers), ("ListItems", .items)] {
             container.method(MemberName(stringLiteral: name), inputs: Self.listArguments, outputs: Self.listResult) { body in
                 let (offset, maximum, filter) = try Self.window(body, from: 0)
@@ -293,6 +298,9 @@ struct MediaTreeNodes: Sendable {
                 return [nodes.dictionaries(listing.entries, filter: filter)]
             }
         }
+        // SearchObjects(Query, Offset, Max, Filter): the objects below the container that match
+        // the query (the specification's grammar, bounded: see SearchCriteria), paged and
+        // filtered as a listing; offered where Searchable is true. A bad query is InvalidArgs.
         container.method(
             "SearchObjects", inputs: [Argument("Query", .string)] + Self.listArguments, outputs: Self.listResult
         ) { body in
@@ -312,10 +320,16 @@ struct MediaTreeNodes: Sendable {
     fileprivate func addNodeMethods(to node: Interface) {
         let content = self.content
         let nodes = self
+        // Play (this project's extension): asks the manager's delegate to play the node (a
+        // track, or what a container holds), replying once playback has started, or with the
+        // reason it could not.
         node.method("Play") { () async throws in
             let path = try nodes.calledNode().path
             try await contentCall("start playback") { try await content.initiatePlayback(at: path) }
         }
+        // Search(Text, Offset, Max, Filter) (extension): rows below the node whose title, artist
+        // or album contains the text (at most SearchCriteria.maximumLength characters), paged
+        // and filtered as a listing.
         node.method(
             "Search", inputs: [Argument("Text", .string)] + Self.listArguments, outputs: Self.listResult
         ) { body in
@@ -353,6 +367,8 @@ struct MediaTreeNodes: Sendable {
             return value
         }
         _ = root.property("NowPlayingIdentifiers", content.nowPlayingIdentifiers, changes: .none)
+        // SetContentLimits(Enforced, ItemCount, TreeDepth) (extension): a head unit's limits while
+        // driving, applied to every listing, count and depth; the delegate hears them.
         root.method("SetContentLimits", arguments: ["Enforced", "ItemCount", "TreeDepth"]) {
             (enforced: Bool, items: UInt32, depth: UInt32) in
             content.updateContext {
@@ -361,6 +377,8 @@ struct MediaTreeNodes: Sendable {
                 $0.enforcedContentTreeDepth = Int(depth)
             }
         }
+        // PrepareQueue(Items) (extension): hands the delegate the nodes a head unit expects to
+        // play next (empty: its own choice); a path that is not a node of this tree is an error.
         root.method("PrepareQueue", arguments: ["Items"]) { (items: [ObjectPath]) async throws in
             let paths = try items.map { item throws(DBusError) -> [String] in
                 guard let path = contentPath(for: item) else {
@@ -372,6 +390,8 @@ struct MediaTreeNodes: Sendable {
                 try await content.initializePlaybackQueue(with: paths.isEmpty ? nil : paths)
             }
         }
+        // Rescan (extension): asks the data source to read its content again; replies once it
+        // has, and remotes hear Updated for what changed.
         root.method("Rescan") { () async throws in
             try await contentCall("read the content again") { try await content.refreshContent() }
         }

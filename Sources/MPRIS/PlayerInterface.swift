@@ -52,8 +52,11 @@ final class PlayerInterface: Sendable {
     let canPause: Property<Bool>
     /// Whether some way of seeking is available and the item is not a live stream.
     let canSeek: Property<Bool>
-    /// Constant once published: false only when the app offers no command at all.
+    /// Constant once published: false only when the app offers no command at all. Set it with
+    /// ``setCanControl(_:)``, which the methods and property writes follow too.
     let canControl: Property<Bool>
+    /// `CanControl` as the methods and property writes see it.
+    private let control: ControlSwitch
     /// `Seeked(x Position)`: the position (µs) after every jump: a seek, a new
     /// position, or the item starting over. Never sent for a new item.
     let seeked: SignalEmitter<Int64>
@@ -62,20 +65,31 @@ final class PlayerInterface: Sendable {
         self.commands = commands
         self.nowPlaying = nowPlaying
         let interface = self.interface
+        let control = ControlSwitch()
+        self.control = control
 
         // MARK: Methods
         //
-        // A method whose capability is false has no effect and is not an error,
-        // as the specification says; a handler's failure is a CommandError.
+        // What the specification requires of each method is said above it. A method whose
+        // capability is false has no effect and is not an error, except where the
+        // specification asks for one (PlayPause while CanPause is false, Stop while
+        // CanControl is false); while CanControl is false every other capability is false
+        // too, so every method has no effect. A handler's failure is a CommandError.
 
+        // Next: skips to the next track; with none (repeat off), playback stops; paused or
+        // stopped stays so. No effect while CanGoNext is false.
         interface.method("Next") { () async throws in
             try await commands.nextTrackCommand.performForRemote(RemoteCommandEvent(), action: "go to the next track")
         }
+        // Previous: skips to the previous track; paused or stopped stays so. No effect while
+        // CanGoPrevious is false (in radio mode too).
         interface.method("Previous") { () async throws in
             guard !commands.isInRadioMode else { return }
             try await commands.previousTrackCommand.performForRemote(
                 RemoteCommandEvent(), action: "go to the previous track")
         }
+        // Pause: pauses; already paused, no effect; Play then resumes where it was. No effect
+        // while CanPause is false.
         interface.method("Pause") { () async throws in
             if commands.pauseCommand.isAvailable {
                 try await commands.pauseCommand.performForRemote(RemoteCommandEvent(), action: "pause")
@@ -83,7 +97,12 @@ final class PlayerInterface: Sendable {
                 try await commands.togglePlayPauseCommand.performForRemote(RemoteCommandEvent(), action: "pause")
             }
         }
+        // PlayPause: pauses while playing, resumes while paused, starts while stopped. While
+        // CanPause is false: no effect, and an error (NotSupported), as the specification asks.
         interface.method("PlayPause") { () async throws in
+            guard commands.pauseCommand.isAvailable || commands.togglePlayPauseCommand.isAvailable else {
+                throw DBusError(.notSupported, "The player cannot pause now (CanPause is false).")
+            }
             if commands.togglePlayPauseCommand.isAvailable {
                 try await commands.togglePlayPauseCommand.performForRemote(
                     RemoteCommandEvent(), action: "toggle play and pause")
@@ -93,9 +112,14 @@ final class PlayerInterface: Sendable {
                 try await commands.playCommand.performForRemote(RemoteCommandEvent(), action: "play")
             }
         }
+        // Stop: stops; already stopped, no effect; Play then starts the track from its
+        // beginning. While CanControl is false: no effect, and an error (NotSupported).
         interface.method("Stop") { () async throws in
+            guard control.isOn else { throw Self.notControllable }
             try await commands.stopCommand.performForRemote(RemoteCommandEvent(), action: "stop")
         }
+        // Play: starts or resumes; already playing, or nothing to play, no effect; paused, it
+        // resumes where it was. No effect while CanPlay is false. Replies once playing.
         interface.method("Play") { () async throws in
             if commands.playCommand.isAvailable {
                 try await commands.playCommand.performForRemote(RemoteCommandEvent(), action: "play")
@@ -103,9 +127,14 @@ final class PlayerInterface: Sendable {
                 try await commands.togglePlayPauseCommand.performForRemote(RemoteCommandEvent(), action: "play")
             }
         }
+        // Seek(Offset µs): moves by the offset; before the start it goes to 0, past the end it
+        // acts as Next. No effect while CanSeek is false.
         interface.method("Seek", arguments: ["Offset"]) { (offset: Int64) async throws in
             try await Self.seek(by: .microseconds(offset), commands: commands, nowPlaying: nowPlaying)
         }
+        // SetPosition(TrackId, Position µs): moves to the position in the current track; a track
+        // id that is not the current one (stale), a negative position or one past the end does
+        // nothing. No effect while CanSeek is false.
         interface.method("SetPosition", arguments: ["TrackId", "Position"]) {
             (trackID: ObjectPath, position: Int64) async throws in
             // A stale track id, a negative position or one past the end is ignored, as the specification says.
@@ -117,6 +146,10 @@ final class PlayerInterface: Sendable {
             try await commands.changePlaybackPositionCommand.performForRemote(
                 ChangePlaybackPositionCommandEvent(positionTime: target), action: "change the position")
         }
+        // OpenUri(Uri): opens and plays it (added to the TrackList, which signals it); a scheme or
+        // type not in SupportedUriSchemes / SupportedMimeTypes is refused with an error, and a
+        // client waits for Metadata's mpris:trackid to change rather than for the reply. No
+        // effect while the app cannot open URLs (CanControl false included).
         interface.method("OpenUri", arguments: ["Uri"]) { (uri: String) async throws in
             let command = commands.openURLCommand
             guard command.isAvailable else { return }
@@ -127,7 +160,10 @@ final class PlayerInterface: Sendable {
         // MARK: Properties
 
         playbackStatus = interface.property("PlaybackStatus", "Stopped")
+        // The writable properties: while CanControl is false they are read-only, and a write is
+        // an error (PropertyReadOnly), as the specification says.
         loopStatus = interface.property("LoopStatus", "None", access: .readWrite) { (requested: String) async throws in
+            guard control.isOn else { throw Self.readOnly("LoopStatus") }
             guard let mode = RepeatType(loopStatus: requested) else {
                 throw DBusError(.invalidArgs, "LoopStatus must be None, Track or Playlist, not '\(DBusError.excerpt(requested))'.")
             }
@@ -136,6 +172,7 @@ final class PlayerInterface: Sendable {
             return commands.changeRepeatModeCommand.currentRepeatType.loopStatus
         }
         rate = interface.property("Rate", 1.0, access: .readWrite) { (requested: Double) async throws in
+            guard control.isOn else { throw Self.readOnly("Rate") }
             guard requested.isFinite, requested >= 0 else {
                 throw DBusError(.invalidArgs, "Rate must be a finite number of at least 0, not \(requested).")
             }
@@ -149,6 +186,7 @@ final class PlayerInterface: Sendable {
             return nowPlaying.nowPlayingInfo?.nominalRate ?? 1
         }
         shuffle = interface.property("Shuffle", false, access: .readWrite) { (requested: Bool) async throws in
+            guard control.isOn else { throw Self.readOnly("Shuffle") }
             let command = commands.changeShuffleModeCommand
             let target: ShuffleType = requested ? (command.currentShuffleType == .off ? .items : command.currentShuffleType) : .off
             try await command.performForRemote(
@@ -157,6 +195,7 @@ final class PlayerInterface: Sendable {
         }
         metadata = interface.property("Metadata", Metadata.nothingLoaded)
         volume = interface.property("Volume", 1.0, access: .readWrite) { (requested: Double) async throws in
+            guard control.isOn else { throw Self.readOnly("Volume") }
             guard requested.isFinite else {
                 throw DBusError(.invalidArgs, "Volume must be a finite number, not \(requested).")
             }
@@ -176,6 +215,19 @@ final class PlayerInterface: Sendable {
         canSeek = interface.property("CanSeek", false)
         canControl = interface.property("CanControl", true, changes: .const)
         seeked = interface.signal("Seeked", arguments: ["Position"], of: Int64.self)
+    }
+
+    /// Publishes `CanControl` (constant from then on); the methods and writes follow it.
+    func setCanControl(_ value: Bool) {
+        control.isOn = value
+        canControl.value = value
+    }
+
+    private static let notControllable = DBusError(
+        .notSupported, "The player cannot be controlled (CanControl is false).")
+
+    private static func readOnly(_ property: String) -> DBusError {
+        DBusError(.propertyReadOnly, "\(property) is read-only: the player cannot be controlled (CanControl is false).")
     }
 
     /// Seek: forward with skipForward, backward with skipBackward, otherwise
@@ -321,5 +373,15 @@ extension RepeatType {
         case .one: "Track"
         case .all: "Playlist"
         }
+    }
+}
+
+/// `CanControl` as the Player interface's methods and property writes see it.
+private final class ControlSwitch: Sendable {
+    private let state = Atomic<Bool>(true)
+
+    var isOn: Bool {
+        get { state.load(ordering: .relaxed) }
+        set { state.store(newValue, ordering: .relaxed) }
     }
 }

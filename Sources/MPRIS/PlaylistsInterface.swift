@@ -189,10 +189,16 @@ final class PlaylistsInterface: Sendable {
         playlistChanged = interface.signal("PlaylistChanged", arguments: ["Playlist"], of: MPRISPlaylist.self)
 
         // Methods capture self weakly: the interface, which self owns, keeps them.
+
+        // ActivatePlaylist(PlaylistId): starts playing the playlist; the specification requires
+        // it of every player serving the interface. An id that names no playlist is an error
+        // (NoSuchContent); the reply comes once the first track plays (or its start failed).
         interface.method("ActivatePlaylist", arguments: ["PlaylistId"]) { [weak self] (id: ObjectPath) async throws in
             guard let self else { throw DBusError(.failed, "The player is shutting down.") }
             try await self.activate(id)
         }
+        // GetPlaylists(Index, MaxCount, Order, ReverseOrder): a page of the playlists, in one of
+        // the Orderings (another order is InvalidArgs), reversed on request; MaxCount 0 is none.
         interface.method(
             "GetPlaylists", arguments: ["Index", "MaxCount", "Order", "ReverseOrder"], results: ["Playlists"]
         ) { [weak self] (index: UInt32, maxCount: UInt32, order: String, reverse: Bool) throws -> [MPRISPlaylist] in

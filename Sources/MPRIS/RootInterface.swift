@@ -24,8 +24,10 @@ final class RootInterface: Sendable {
         let interface = self.interface
         let raise = configuration.raise
         let quit = configuration.quit
-        // Raise and Quit without the capability have no effect, as the specification says.
+        // Raise: brings the player's user interface to the front; no effect while CanRaise is
+        // false (there is no window unless the app gives `raise`).
         interface.method("Raise") { () async in await raise?() }
+        // Quit: the player should quit, though it may refuse; no effect while CanQuit is false.
         interface.method("Quit") { () async in await quit?() }
         _ = interface.property("CanQuit", quit != nil, changes: .const)
         // Fullscreen is optional; the player has no window to make fullscreen, so writes are ignored.

@@ -130,6 +130,29 @@ import Testing
         }
     }
 
+    /// An app that offers no command: CanControl and every Can* are false, the methods have no
+    /// effect, Stop is an error and the writable properties are read-only, as the specification
+    /// says; PlayPause is an error whenever CanPause is false.
+    @Test func whileCanControlIsFalseNothingChangesAndStopAndWritesAreErrors() async throws {
+        try await withPlayer(configure: { app in app.nowPlaying.nowPlayingInfo = TestApp.track }) { player in
+            let replies = try await player.client(
+                "get player CanControl", "get player CanPlay", "get player CanPause", "call player Play",
+                "call player Next", "call player Pause", "call player PlayPause", "call player Stop",
+                "set player LoopStatus s:Track", "set player Volume d:0.5", "get player LoopStatus")
+            #expect(Array(replies[0...6]) == [
+                "b false", "b false", "b false", "ok", "ok", "ok",
+                "error org.freedesktop.DBus.Error.NotSupported: The player cannot pause now (CanPause is false).",
+            ])
+            #expect(replies[7] == "error org.freedesktop.DBus.Error.NotSupported: The player cannot be controlled (CanControl is false).")
+            #expect(
+                replies[8]
+                    == "error org.freedesktop.DBus.Error.PropertyReadOnly: LoopStatus is read-only: the player cannot be controlled (CanControl is false).")
+            #expect(replies[9].hasPrefix("error org.freedesktop.DBus.Error.PropertyReadOnly: Volume is read-only"))
+            #expect(replies[10] == "s None")
+            #expect(player.app.received.isEmpty)
+        }
+    }
+
     @Test func badInputGetsAnErrorAndChangesNothing() async throws {
         try await withPlayer { player in
             let replies = try await player.client(
