@@ -10,7 +10,7 @@ let package = Package(
         .package(name: "mpris-bridge", path: ".."),
         // Allocation counting: libMallocInterposerSwift.so, preloaded with LD_PRELOAD by Scripts/benchmark.
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
-        // The scale benchmark's options; the same requirement as the root package's.
+        // The benchmarks' command lines; the same requirement as the root package's.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
@@ -20,6 +20,7 @@ let package = Package(
         .target(
             name: "BenchmarkSupport",
             dependencies: [
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "DBus", package: "mpris-bridge"),
                 .product(name: "DBusTestSupport", package: "mpris-bridge"),
             ]

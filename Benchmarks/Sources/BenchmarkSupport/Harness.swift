@@ -1,3 +1,4 @@
+import ArgumentParser
 import DBusTestSupport
 import Dispatch
 import Glibc
@@ -17,27 +18,28 @@ public func runMain(_ run: @escaping @Sendable ([String]) async -> Int32) -> Nev
     fatalError("unreachable")
 }
 
-/// A benchmark's command-line options.
-public protocol BenchmarkOptions: SendableMetatype {
-    /// Parses the arguments; throws a ``UsageError`` for bad ones.
-    init(_ arguments: [String]) throws
-    /// The usage text, printed for `-h` and after a usage error.
-    static var usage: String { get }
-    /// Whether `-h`/`--help` was given.
-    var help: Bool { get }
+/// A benchmark's command line, parsed by ArgumentParser: its options and flags, and the
+/// settings of one run they give.
+public protocol BenchmarkArguments: ParsableCommand {
+    /// What one run uses.
+    associatedtype Settings: Sendable
+    /// The run's settings from the parsed arguments (defaults filled in, paths made absolute).
+    func settings() -> Settings
 }
 
-/// The whole entry point of a benchmark executable, shared so the two benchmarks behave alike:
+/// The whole entry point of a benchmark executable, shared so the benchmarks behave alike:
 /// `NAME serve --address ADDRESS` runs `serve`, the service the benchmark starts in a child
-/// process; any other arguments are parsed as `Options` and handed to `run`, whose result is the
-/// exit status. Bad usage exits 64 with the usage text; a failing service exits 1.
-public func benchmarkMain<Options: BenchmarkOptions>(
-    name: String, options: Options.Type,
-    serve: @escaping @Sendable (_ address: String) async throws -> Void,
-    run: @escaping @Sendable (Options) async -> Int32
+/// process; any other arguments are parsed as `Arguments` and their settings handed to `run`,
+/// whose result is the exit status. Bad usage exits 64 with ArgumentParser's message, `--help`
+/// 0; a failing service exits 1.
+public func benchmarkMain<Arguments: BenchmarkArguments>(
+    name: String, arguments: Arguments.Type,
+    serve: (@Sendable (_ address: String) async throws -> Void)? = nil,
+    run: @escaping @Sendable (Arguments.Settings) async -> Int32
 ) -> Never {
-    runMain { arguments in
-        if arguments.first == "serve" {
+    let commandLine = Array(CommandLine.arguments.dropFirst())
+    if let serve, commandLine.first == "serve" {
+        runMain { arguments in
             guard arguments.count == 3, arguments[1] == "--address" else {
                 writeError("usage: \(name) serve --address ADDRESS\n")
                 return 64
@@ -48,61 +50,10 @@ public func benchmarkMain<Options: BenchmarkOptions>(
             }
             return 0
         }
-        return await parseAndRun(name: name, arguments, run)
     }
-}
-
-/// The entry point of a benchmark that starts no service of its own (it measures other
-/// programs): the arguments are parsed as `Options` and handed to `run`, whose result is the
-/// exit status. Bad usage exits 64 with the usage text.
-public func benchmarkMain<Options: BenchmarkOptions>(
-    name: String, options: Options.Type, run: @escaping @Sendable (Options) async -> Int32
-) -> Never {
-    runMain { arguments in await parseAndRun(name: name, arguments, run) }
-}
-
-private func parseAndRun<Options: BenchmarkOptions>(
-    name: String, _ arguments: [String], _ run: @Sendable (Options) async -> Int32
-) async -> Int32 {
-    let parsed: Options
-    do { parsed = try Options(arguments) } catch {
-        writeError("\(name): \(error)\n\n\(Options.usage)\n")
-        return 64
-    }
-    if parsed.help {
-        print(Options.usage)
-        return 0
-    }
-    return await run(parsed)
-}
-
-public struct UsageError: Error, CustomStringConvertible {
-    public let description: String
-    public init(description: String) { self.description = description }
-}
-
-/// Reads command-line arguments one by one, with the values of options.
-public struct ArgumentReader {
-    private var remaining: ArraySlice<String>
-
-    public init(_ arguments: [String]) { remaining = arguments[...] }
-
-    public mutating func next() -> String? { remaining.popFirst() }
-
-    /// The value after `flag`.
-    public mutating func value(for flag: String) throws -> String {
-        guard let value = remaining.popFirst() else { throw UsageError(description: "\(flag) needs a value") }
-        return value
-    }
-
-    /// The positive number after `flag`.
-    public mutating func count(for flag: String) throws -> Int {
-        let text = try value(for: flag)
-        guard let number = Int(text), number > 0 else {
-            throw UsageError(description: "\(flag) needs a positive number, not '\(text)'")
-        }
-        return number
-    }
+    // Parsed before the run starts, on the main thread: ArgumentParser exits by itself.
+    let settings = Arguments.parseOrExit(commandLine).settings()
+    runMain { _ in await run(settings) }
 }
 
 /// Times `iterations` calls of `roundTrip(kind)` for each of `kinds` kinds: batches of `batch`

@@ -1,3 +1,4 @@
+import ArgumentParser
 import BenchmarkSupport
 import Glibc
 
@@ -7,11 +8,76 @@ import Glibc
 @main
 struct Main {
     static func main() {
-        benchmarkMain(name: "DaemonBenchmark", options: Options.self, run: { await Benchmark(options: $0).run() })
+        benchmarkMain(name: "DaemonBenchmark", arguments: Arguments.self, run: { await Benchmark(options: $0).run() })
     }
 }
 
-struct Options: BenchmarkOptions {
+struct Arguments: BenchmarkArguments {
+    static let configuration = CommandConfiguration(
+        commandName: "DaemonBenchmark",
+        abstract: "Measures the mpris-bridge daemon (its release build).",
+        discussion: """
+            Each part against a private dbus-daemon it starts and kills itself: cold indexing of \
+            generated 2,000-file libraries and an unchanged rescan; exec -> bus name owned and exec -> \
+            ready with a 10,000-track index; resident memory idle and playing; CPU time and context \
+            switches while idle and paused; "play" -> first buffer at the sink, in process and over \
+            D-Bus. Exits 1 when a regression threshold is exceeded, 2 when the run fails.
+            """)
+
+    @Option(help: "The mpris-bridge executable (default: ../.build/release/mpris-bridge).")
+    var daemon: String?
+
+    @Option(
+        name: .customLong("media"),
+        help: "Where the generated libraries are kept between runs (default: Benchmarks/.build/daemon-benchmark, about 530 MB).")
+    var mediaDirectory: String?
+
+    @Flag(help: "Generate the libraries and the 10,000-track index again.")
+    var regenerate = false
+
+    @Option(help: "Also write the figures as JSON to this file.")
+    var json: String?
+
+    @Option(help: "Timed daemon starts of each kind (default 20, 5 with --quick).")
+    var starts: Int?
+
+    @Option(help: "Timed plays, in process and over D-Bus (default 30, 10 with --quick).")
+    var plays: Int?
+
+    @Flag(help: "A short smoke run: 5 starts, 10 plays, 1 cold scan per library, 2 s activity windows.")
+    var quick = false
+
+    func validate() throws {
+        if let starts, starts <= 0 { throw ValidationError("--starts must be positive") }
+        if let plays, plays <= 0 { throw ValidationError("--plays must be positive") }
+    }
+
+    func settings() -> Options {
+        var options = Options()
+        let cwd = currentDirectory()
+        func absolute(_ path: String) -> String { path.hasPrefix("/") ? path : cwd + "/" + path }
+        if let daemon { options.daemon = absolute(daemon) }
+        if let mediaDirectory { options.mediaDirectory = absolute(mediaDirectory) }
+        options.regenerate = regenerate
+        options.jsonPath = json
+        if quick {
+            options.starts = 5
+            options.fillingStarts = 2
+            options.coldScans = 1
+            options.rescans = 2
+            options.plays = 10
+            options.activityWindow = .seconds(2)
+            options.playingTime = .seconds(2)
+            options.settleTime = .milliseconds(500)
+        }
+        if let starts { options.starts = starts }
+        if let plays { options.plays = plays }
+        return options
+    }
+}
+
+/// What one run uses.
+struct Options: Sendable {
     /// The release build of the daemon.
     var daemon = Options.packageFolder + "/../.build/release/mpris-bridge"
     /// Where the generated music is cached between runs.
@@ -33,7 +99,6 @@ struct Options: BenchmarkOptions {
     var playingTime: Duration = .seconds(3)
     /// A pause between a change (ready, pause) and a measurement of the state it led to.
     var settleTime: Duration = .seconds(1)
-    var help = false
 
     /// Benchmarks/, from this file's path.
     static let packageFolder: String = {
@@ -41,60 +106,4 @@ struct Options: BenchmarkOptions {
         for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
         return path
     }()
-
-    static let usage = """
-        usage: DaemonBenchmark [--daemon PATH] [--media DIR] [--regenerate] [--json PATH] [--starts N]
-                               [--plays N] [--quick]
-
-        Measures the mpris-bridge daemon (its release build), each part against a private
-        dbus-daemon it starts and kills itself: cold indexing of generated 2,000-file libraries and
-        an unchanged rescan; exec -> bus name owned and exec -> ready with a 10,000-track index;
-        resident memory idle and playing; CPU time and context switches while idle and paused;
-        "play" -> first buffer at the sink, in process and over D-Bus. Exits 1 when a regression
-        threshold is exceeded, 2 when the run fails.
-
-          --daemon PATH     the mpris-bridge executable (default: ../.build/release/mpris-bridge)
-          --media DIR       where the generated libraries are kept between runs
-                            (default: Benchmarks/.build/daemon-benchmark, about 530 MB)
-          --regenerate      generate the libraries and the 10,000-track index again
-          --json PATH       also write the figures as JSON to PATH
-          --starts N        timed daemon starts of each kind (default 20)
-          --plays N         timed plays, in process and over D-Bus (default 30)
-          --quick           a short smoke run (5 starts, 10 plays, 1 cold scan per library,
-                            2 s activity windows)
-        """
-
-    init(_ arguments: [String]) throws {
-        var remaining = ArgumentReader(arguments)
-        var starts: Int?
-        var plays: Int?
-        while let argument = remaining.next() {
-            switch argument {
-            case "--daemon": daemon = try remaining.value(for: argument)
-            case "--media": mediaDirectory = try remaining.value(for: argument)
-            case "--regenerate": regenerate = true
-            case "--json": jsonPath = try remaining.value(for: argument)
-            case "--starts": starts = try remaining.count(for: argument)
-            case "--plays": plays = try remaining.count(for: argument)
-            case "--quick":
-                self.starts = 5
-                fillingStarts = 2
-                coldScans = 1
-                rescans = 2
-                self.plays = 10
-                activityWindow = .seconds(2)
-                playingTime = .seconds(2)
-                settleTime = .milliseconds(500)
-            case "-h", "--help": help = true
-            default: throw UsageError(description: "unknown argument '\(argument)'")
-            }
-        }
-        if let starts { self.starts = starts }
-        if let plays { self.plays = plays }
-        if !mediaDirectory.hasPrefix("/") || !daemon.hasPrefix("/") {
-            let cwd = currentDirectory()
-            if !mediaDirectory.hasPrefix("/") { mediaDirectory = cwd + "/" + mediaDirectory }
-            if !daemon.hasPrefix("/") { daemon = cwd + "/" + daemon }
-        }
-    }
 }

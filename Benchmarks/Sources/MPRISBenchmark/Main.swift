@@ -1,3 +1,4 @@
+import ArgumentParser
 import BenchmarkSupport
 
 /// `MPRISBenchmark [--json PATH] [--iterations N] [--toggles N] [--no-pin] [--quick]` runs the
@@ -6,12 +7,63 @@ import BenchmarkSupport
 struct Main {
     static func main() {
         benchmarkMain(
-            name: "MPRISBenchmark", options: Options.self, serve: { try await Service.run(address: $0) },
+            name: "MPRISBenchmark", arguments: Arguments.self, serve: { try await Service.run(address: $0) },
             run: { await Benchmark(options: $0).run() })
     }
 }
 
-struct Options: BenchmarkOptions {
+struct Arguments: BenchmarkArguments {
+    static let configuration = CommandConfiguration(
+        commandName: "MPRISBenchmark",
+        abstract: "Measures an app written against MediaRemote and published by MPRISService.",
+        discussion: """
+            Against a private dbus-daemon it starts (and kills) itself: GetAll(org.mpris.MediaPlayer2.Player) \
+            against the bus floor (GetId) from the library's own client and from a python3-dbus client \
+            (Benchmarks/Python/mpris_roundtrips.py), and the latency from a PlayPause call to the \
+            PropertiesChanged(PlaybackStatus) it causes. Exits 1 when a threshold is exceeded.
+            """)
+
+    @Option(help: "Also write the figures as JSON to this file.")
+    var json: String?
+
+    @Option(help: "Timed round trips of each kind, from each client.")
+    var iterations = 10_000
+
+    @Option(help: "Timed PlayPause toggles.")
+    var toggles = 2_000
+
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Pin the benchmark, the bus, the player and the Python client to one CPU (steadier figures).")
+    var pin = true
+
+    @Flag(help: "A short smoke run: 1000 round trips, 500 toggles.")
+    var quick = false
+
+    func validate() throws {
+        guard iterations > 0, toggles > 0 else { throw ValidationError("--iterations and --toggles must be positive") }
+    }
+
+    func settings() -> Options {
+        var options = Options()
+        options.jsonPath = json
+        options.pin = pin
+        if quick {
+            options.iterations = 1_000
+            options.warmUp = 200
+            options.toggles = 500
+            options.toggleWarmUp = 100
+        } else {
+            options.iterations = iterations
+            options.toggles = toggles
+        }
+        options.batch = min(options.batch, options.iterations)
+        return options
+    }
+}
+
+/// What one run uses.
+struct Options: Sendable {
     var jsonPath: String?
     /// Timed round trips of each kind, from each client.
     var iterations = 10_000
@@ -24,42 +76,4 @@ struct Options: BenchmarkOptions {
     var toggleWarmUp = 200
     /// Pin the benchmark, the bus, the player and the Python client to one CPU.
     var pin = true
-    var help = false
-
-    static let usage = """
-        usage: MPRISBenchmark [--json PATH] [--iterations N] [--toggles N] [--no-pin] [--quick]
-
-        Measures an app written against MediaRemote and published by MPRISService, against a
-        private dbus-daemon it starts (and kills) itself: GetAll(org.mpris.MediaPlayer2.Player)
-        against the bus floor (GetId) from the library's own client and from a python3-dbus client
-        (Benchmarks/Python/mpris_roundtrips.py), and the latency from a PlayPause call to the
-        PropertiesChanged(PlaybackStatus) it causes. Exits 1 when a threshold is exceeded.
-
-          --json PATH       also write the figures as JSON to PATH
-          --iterations N    timed round trips of each kind, from each client (default 10000)
-          --toggles N       timed PlayPause toggles (default 2000)
-          --no-pin          let the scheduler place the processes on any CPU (by default the
-                            benchmark, the bus, the player and the Python client share one CPU)
-          --quick           a short smoke run (1000 round trips, 500 toggles)
-        """
-
-    init(_ arguments: [String]) throws {
-        var remaining = ArgumentReader(arguments)
-        while let argument = remaining.next() {
-            switch argument {
-            case "--json": jsonPath = try remaining.value(for: argument)
-            case "--iterations": iterations = try remaining.count(for: argument)
-            case "--toggles": toggles = try remaining.count(for: argument)
-            case "--no-pin": pin = false
-            case "--quick":
-                iterations = 1_000
-                warmUp = 200
-                toggles = 500
-                toggleWarmUp = 100
-            case "-h", "--help": help = true
-            default: throw UsageError(description: "unknown argument '\(argument)'")
-            }
-        }
-        batch = min(batch, iterations)
-    }
 }

@@ -7,14 +7,11 @@ import Glibc
 @main
 struct Main {
     static func main() {
-        // Parsed before the benchmark starts: bad arguments exit 64, --help 0, as ArgumentParser does.
-        // (Not an AsyncParsableCommand: runMain keeps the synchronous entry valgrind needs.)
-        let options = Options.parseOrExit()
-        runMain { _ in await ScaleBenchmark(options: options.resolved()).run() }
+        benchmarkMain(name: "ScaleBenchmark", arguments: Arguments.self) { await ScaleBenchmark(options: $0).run() }
     }
 }
 
-struct Options: ParsableCommand {
+struct Arguments: BenchmarkArguments {
     static let configuration = CommandConfiguration(
         commandName: "ScaleBenchmark",
         abstract: "Measures the mpris-bridge daemon on a generated library of N tagged tracks.",
@@ -28,7 +25,7 @@ struct Options: ParsableCommand {
             """)
 
     @Option(help: "The mpris-bridge executable, a release build.")
-    var daemon: String = Options.packageFolder + "/../.build/release/mpris-bridge"
+    var daemon: String = Arguments.packageFolder + "/../.build/release/mpris-bridge"
 
     @Option(help: "How many tracks the library has.")
     var tracks = 50_000
@@ -56,12 +53,12 @@ struct Options: ParsableCommand {
     }()
 
     /// The paths made absolute, the defaults that depend on N filled in.
-    func resolved() -> Settings {
+    func settings() -> Settings {
         let cwd = currentDirectory()
         func absolute(_ path: String) -> String { path.hasPrefix("/") ? path : cwd + "/" + path }
         return Settings(
             daemon: absolute(daemon), tracks: tracks,
-            folder: absolute(folder ?? Options.packageFolder + "/.build/scale-\(tracks)"), jsonPath: json.map(absolute),
+            folder: absolute(folder ?? Arguments.packageFolder + "/.build/scale-\(tracks)"), jsonPath: json.map(absolute),
             trackChanges: quick ? 3 : 20, searches: quick ? 2 : 5, settleTime: quick ? .milliseconds(500) : .seconds(2))
     }
 }
