@@ -13,24 +13,25 @@ import Synchronization
 
 /// What the run is checked against.
 enum Thresholds {
+    private static let file = ThresholdFile(benchmark: "MPRISBenchmark")
     // The MPRIS service's goals: reported as met or NOT MET, never gating.
     /// GetAll(Player) p50 from the library's own client, at most this many times the bus floor's p50.
-    static let ownGetAllOverFloorGoal = 1.3
+    static let ownGetAllOverFloorGoal = file["ownGetAllOverFloorGoal"]
     /// GetAll(Player) p50 from python3-dbus, at most this many times python's own GetId p50.
-    static let pythonGetAllOverFloorGoal = 1.6
+    static let pythonGetAllOverFloorGoal = file["pythonGetAllOverFloorGoal"]
     /// PlayPause -> PropertiesChanged(PlaybackStatus), median.
-    static let playPauseToSignalP50GoalMicroseconds = 300.0
+    static let playPauseToSignalP50GoalMicroseconds = file["playPauseToSignalP50GoalMicroseconds"]
 
     // Gating regression thresholds: about 1.5x the worst the reference machine (2 cores) measured,
     // pinned or not (`--no-pin`). See Benchmarks/README.md.
     /// Own client: what serving GetAll(Player) adds over a bare libdbus round trip to the player
     /// (GetAll p50 / Ping p50). Measured 2.26-2.46x pinned, 1.8-2.0x unpinned.
-    static let ownGetAllOverPingP50 = 3.6
+    static let ownGetAllOverPingP50 = file["ownGetAllOverPingP50"]
     /// python3-dbus: GetAll(Player) p50 / its GetId p50. Measured 4.62-4.83x pinned, 3.7-3.9x unpinned.
-    static let pythonGetAllOverFloorP50 = 7.0
+    static let pythonGetAllOverFloorP50 = file["pythonGetAllOverFloorP50"]
     /// PlayPause -> PropertiesChanged(PlaybackStatus) p50, µs. Measured 136-146 µs pinned (173 in a
     /// run disturbed by other load), 165-197 µs unpinned.
-    static let playPauseToSignalP50Microseconds = 280.0
+    static let playPauseToSignalP50Microseconds = file["playPauseToSignalP50Microseconds"]
 }
 
 /// The round trips measured from the own client, always interleaved (and likewise by the Python client).
