@@ -175,7 +175,7 @@ final class ChangeNotifier: Sendable {
     }
 
     func noteChange() {
-        let observers = state.withLock { state -> [@Sendable (Void) -> Void] in
+        let observers = state.withLock { state -> [@Sendable (()) -> Void] in
             guard state.batchDepth == 0 else {
                 state.pending = true
                 return []
@@ -188,7 +188,7 @@ final class ChangeNotifier: Sendable {
     func batch<T>(_ body: () throws -> T) rethrows -> T {
         state.withLock { $0.batchDepth += 1 }
         defer {
-            let observers = state.withLock { state -> [@Sendable (Void) -> Void] in
+            let observers = state.withLock { state -> [@Sendable (()) -> Void] in
                 state.batchDepth -= 1
                 guard state.batchDepth == 0, state.pending else { return [] }
                 state.pending = false
