@@ -11,17 +11,21 @@ import Synchronization
 /// this executor, whose threads the system adds as they block, and an `await` inside still
 /// frees the thread.
 ///
-/// Jobs go to the queues in turn, so at most `width` of them run at once; with a width of 1
-/// they run one at a time, in the order enqueued (an engine's own thread).
+/// Each job goes to the queue with the fewest jobs waiting or running, so one that blocks holds
+/// up only what is already behind it on its queue, never work that another queue could run; at
+/// most `width` jobs run at once. With a width of 1 they run one at a time, in the order enqueued
+/// (an engine's own thread).
 public final class BlockingExecutor: TaskExecutor {
     private let queues: [DispatchQueue]
-    private let next = Atomic<Int>(0)
+    /// Jobs enqueued and not yet finished, per queue.
+    private let load: Mutex<[Int]>
 
     /// - Parameters:
     ///   - label: the queues' label (each gets its number appended), as shown by debuggers.
     ///   - width: how many jobs may block at once, at least 1.
     public init(label: String, width: Int) {
         queues = (0..<max(1, width)).map { DispatchQueue(label: "\(label).\($0)") }
+        load = Mutex([Int](repeating: 0, count: queues.count))
     }
 
     /// How many jobs may block at once.
@@ -30,7 +34,14 @@ public final class BlockingExecutor: TaskExecutor {
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
-        let queue = queues[next.add(1, ordering: .relaxed).oldValue % queues.count]
-        queue.async { job.runSynchronously(on: executor) }
+        let index = load.withLock { load in
+            let index = load.indices.min { load[$0] < load[$1] }!
+            load[index] += 1
+            return index
+        }
+        queues[index].async { [self] in
+            job.runSynchronously(on: executor)
+            load.withLock { $0[index] -= 1 }
+        }
     }
 }

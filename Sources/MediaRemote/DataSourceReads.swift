@@ -14,7 +14,9 @@ import AsyncSupport
 /// holds nothing but itself.
 enum DataSourceReads {
     /// Shared by every manager. Its width is how many reads may wait on the disk at once
-    /// before the next listing queues behind one of them: more than the shared threads.
+    /// before the next one queues behind them: as many as a media tree serves calls at once
+    /// (32), so a listing stuck on a slow read never holds up another; a queue's thread exists
+    /// only while it has work.
     static let shared = BlockingExecutor(
-        label: "mediaremote.data-source-reads", width: max(8, 2 * ProcessInfo.processInfo.activeProcessorCount))
+        label: "mediaremote.data-source-reads", width: max(32, 2 * ProcessInfo.processInfo.activeProcessorCount))
 }

@@ -1,4 +1,5 @@
 import AsyncSupport
+import Dispatch
 import Synchronization
 import Testing
 
@@ -43,6 +44,22 @@ final class BlockingJobs: Sendable {
             }
         }
         #expect(jobs.mostAtOnce > cores)
+    }
+
+    /// A job goes to a queue with nothing to do, never behind one that blocks: a job blocked
+    /// until a later one has run does not keep that later one waiting.
+    @Test func aJobNeverWaitsBehindABlockedOneWhileAQueueIsFree() async {
+        let executor = BlockingExecutor(label: "test.least-busy", width: 4)
+        let laterRan = DispatchSemaphore(value: 0)
+        let blocked = Task(executorPreference: executor) { () -> Bool in
+            // Held until the later job has run; a timeout rather than a hang if it waits behind.
+            laterRan.wait(timeout: .now() + .seconds(30)) == .success
+        }
+        // A task's first job is enqueued as the task is made: the blocked one holds a queue now.
+        // Taking the queues in turn, the fifth job would wait behind it.
+        for _ in 0..<3 { await Task(executorPreference: executor) {}.value }
+        await Task(executorPreference: executor) { laterRan.signal() }.value
+        #expect(await blocked.value)
     }
 
     /// With a width of 1 the jobs run one at a time, in the order they were enqueued: a thread
