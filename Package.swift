@@ -107,7 +107,8 @@ let package = Package(
             exclude: ["Python"]),
         // Private bus fixture and real-client runners shared by every test target.
         .target(
-            name: "DBusTestSupport", dependencies: [.product(name: "Subprocess", package: "swift-subprocess")]),
+            name: "DBusTestSupport",
+            dependencies: ["AsyncSupport", .product(name: "Subprocess", package: "swift-subprocess")]),
         .testTarget(name: "DBusTestSupportTests", dependencies: ["DBusTestSupport"]),
         .testTarget(
             name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"],
