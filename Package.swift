@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
     targets: [
         // libdbus-1, imported through a shim header (see Sources/CDBus/shim.h).
@@ -105,7 +106,9 @@ let package = Package(
             ],
             exclude: ["Python"]),
         // Private bus fixture and real-client runners shared by every test target.
-        .target(name: "DBusTestSupport"),
+        .target(
+            name: "DBusTestSupport",
+            dependencies: ["AsyncSupport", .product(name: "Subprocess", package: "swift-subprocess")]),
         .testTarget(name: "DBusTestSupportTests", dependencies: ["DBusTestSupport"]),
         .testTarget(
             name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"],

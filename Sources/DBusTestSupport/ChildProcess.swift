@@ -1,4 +1,12 @@
+import AsyncSupport
 import Glibc
+import Subprocess
+
+#if canImport(System)
+import System
+#else
+import SystemPackage
+#endif
 
 /// What a finished child process left behind.
 public struct ProcessOutput: Sendable, Equatable, CustomStringConvertible {
@@ -42,7 +50,7 @@ public struct ProcessOutput: Sendable, Equatable, CustomStringConvertible {
 public enum ChildProcessError: Error, Sendable, CustomStringConvertible {
     /// No executable file `name` was found (in `searchPath` if the name has no "/").
     case executableNotFound(name: String, searchPath: String)
-    /// The child could not be started (pipes, threads or `posix_spawn` failed).
+    /// The child could not be started (its pipes or the spawn failed).
     case launchFailed(command: [String], reason: String)
     /// The child did not finish within `timeout`; it was killed and reaped.
     case timedOut(command: [String], pid: Int32, timeout: Duration, stdout: String, stderr: String)
@@ -71,17 +79,17 @@ public enum ChildProcessError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// A child process started with `posix_spawn`, with its stdin, stdout and stderr on pipes.
+/// A child process started with swift-subprocess, with its stdin, stdout and stderr on pipes.
 ///
 /// Use ``run(_:_:environment:input:timeout:)`` for a command that finishes, and
 /// ``spawn(_:_:environment:)`` for a long-running one (a monitor, a service).
 ///
 /// Guarantees, whatever the calling thread's signal mask: the child starts with no blocked
 /// signals and default signal handlers; it gets only fds 0, 1 and 2 from the test process; it
-/// leads its own process group, so ``kill()`` also stops what it started; pipes are served by a
-/// background thread (never the Swift concurrency pool), and every descriptor is closed once
-/// the child and everything holding its pipes are gone. Releasing a spawned `ChildProcess`
-/// kills the child.
+/// leads its own process group, so ``kill()`` also stops what it started. Subprocess's `run`
+/// scopes a child to a closure; here that closure runs in a task of its own, which serves the
+/// pipes until the child exits and then lets Subprocess reap it, so a `ChildProcess` can
+/// outlive the call that started it. Releasing a spawned `ChildProcess` kills the child.
 public final class ChildProcess: Sendable {
     /// The child's process id. It is also its process-group id.
     public let pid: Int32
@@ -93,10 +101,13 @@ public final class ChildProcess: Sendable {
     /// Empty for children started by ``run(_:_:environment:input:timeout:)``.
     public let stdoutLines: AsyncStream<String>
 
-    let lifecycle: ChildLifecycle
-    private let stdoutBuffer: ByteBuffer
-    private let stderrBuffer: ByteBuffer
+    let child: RunningChild
     private let killsOnDeinit: Bool
+
+    /// The tasks that serve children run here, on dispatch threads, not on the few threads
+    /// Swift's tasks share: `spawn` blocks its thread until the child's task reports the pid,
+    /// and spawns on every shared thread at once would otherwise wait for each other forever.
+    private static let executor = BlockingExecutor(label: "DBusTestSupport.ChildProcess", width: 2)
 
     /// Starts a child. `environment` nil means the test process's environment; its PATH is
     /// used to find `executable` when the name has no "/".
@@ -105,83 +116,76 @@ public final class ChildProcess: Sendable {
         deliversLines: Bool, killsOnDeinit: Bool
     ) throws(ChildProcessError) {
         let command = [executable] + arguments
-        let environment = environment ?? currentEnvironment()
-        let searchPath = environment["PATH"] ?? "/usr/bin:/bin"
-        guard let path = resolveExecutable(executable, searchPath: searchPath) else {
+        let searchPath = (environment ?? currentEnvironment())["PATH"] ?? "/usr/bin:/bin"
+        guard let resolved = Self.executable(executable) else {
             throw .executableNotFound(name: executable, searchPath: searchPath)
         }
-        let wakePipe: PipeEnds
-        let launched: LaunchedChild
-        do throws(SystemCallError) {
-            wakePipe = try PipeEnds.make()
-            setNonBlocking(wakePipe.read)
-            setNonBlocking(wakePipe.write)
-            do throws(SystemCallError) {
-                launched = try launchChild(path: path, arguments: command, environment: environment)
+        _ = ignoreSIGPIPE
+        let (lines, linesContinuation) = AsyncStream.makeStream(of: String.self)
+        let splitter = deliversLines ? LineSplitter(linesContinuation) : nil
+        if !deliversLines { linesContinuation.finish() }
+        let child = RunningChild()
+        let launch = Launch()
+        let subprocessEnvironment: Subprocess.Environment =
+            environment.map { environment in
+                .custom(Dictionary(uniqueKeysWithValues: environment.compactMap { key, value in
+                    Subprocess.Environment.Key(rawValue: key).map { ($0, value) }
+                }))
+            } ?? .inherit
+        var options = PlatformOptions()
+        options.processGroupID = 0  // its own group, led by the child
+        // argv[0] is the name as given, as a shell passes it.
+        let subprocessArguments = Arguments(executablePathOverride: executable, remainingValues: arguments)
+
+        Task(executorPreference: Self.executor) {
+            do {
+                let result = try await Subprocess.run(
+                    resolved, arguments: subprocessArguments, environment: subprocessEnvironment,
+                    platformOptions: options, input: .inputWriter, output: .sequence, error: .sequence
+                ) { execution in
+                    child.started(pid: execution.processIdentifier.value)
+                    launch.report(.success(execution.processIdentifier.value))
+                    await child.serve(
+                        stdin: execution.standardInputWriter, stdout: execution.standardOutput,
+                        stderr: execution.standardError, lines: splitter)
+                }
+                child.reaped(status: Self.shellStatus(result.terminationStatus))
             } catch {
-                wakePipe.closeBoth()
-                throw error
+                // Before the child started: why it did not. After: its status is unknown.
+                let reason = ChildProcessError.launchFailure(error, command: command, searchPath: searchPath)
+                if !launch.report(.failure(reason)) { child.reaped(status: -1) }
+                linesContinuation.finish()
             }
-        } catch {
-            throw .launchFailed(command: command, reason: error.description)
         }
-
-        let pump = StdioPump(wakeWriteFD: wakePipe.write)
-        let lifecycle = ChildLifecycle(pid: launched.pid, pump: pump)
-        let stdoutBuffer = ByteBuffer()
-        let stderrBuffer = ByteBuffer()
-        let (lines, continuation) = AsyncStream.makeStream(of: String.self)
-        let splitter = deliversLines ? LineSplitter(continuation) : nil
-        if !deliversLines { continuation.finish() }
-
-        let waiterError = startDetachedThread { lifecycle.waitForChildExit() }
-        if waiterError != 0 {
-            // Nothing would ever reap it: kill and reap right here (SIGKILL makes this quick).
-            _ = Glibc.kill(-launched.pid, SIGKILL)
-            _ = Glibc.kill(launched.pid, SIGKILL)
-            var raw: Int32 = 0
-            while waitpid(launched.pid, &raw, 0) < 0 && errno == EINTR {}
-            for fd in [launched.stdinFD, launched.stdoutFD, launched.stderrFD] { close(fd) }
-            wakePipe.closeBoth()
-            continuation.finish()
-            throw .launchFailed(
-                command: command, reason: "pthread_create: \(errnoDescription(waiterError))")
+        switch launch.wait() {
+        case .success(let pid): self.pid = pid
+        case .failure(let error): throw error
         }
-        let outputs: [(fd: Int32, sink: PipeSink)] = [
-            (launched.stdoutFD, { event in
-                if case .data(let chunk) = event { stdoutBuffer.append(chunk) }
-                splitter?.handle(event)
-            }),
-            (launched.stderrFD, { event in
-                if case .data(let chunk) = event { stderrBuffer.append(chunk) }
-            }),
-        ]
-        let pumpError = startDetachedThread {
-            pump.run(stdinFD: launched.stdinFD, outputs: outputs, wakeReadFD: wakePipe.read)
-            lifecycle.pumpFinished()
-        }
-        if pumpError != 0 {
-            // The waiter thread reaps it once the pipes count as finished.
-            for fd in [launched.stdinFD, launched.stdoutFD, launched.stderrFD] { close(fd) }
-            wakePipe.closeBoth()
-            continuation.finish()
-            lifecycle.kill()
-            lifecycle.pumpFinished()
-            throw .launchFailed(
-                command: command, reason: "pthread_create: \(errnoDescription(pumpError))")
-        }
-
-        self.pid = launched.pid
         self.command = command
         self.stdoutLines = lines
-        self.lifecycle = lifecycle
-        self.stdoutBuffer = stdoutBuffer
-        self.stderrBuffer = stderrBuffer
+        self.child = child
         self.killsOnDeinit = killsOnDeinit
     }
 
     deinit {
-        if killsOnDeinit { lifecycle.kill() }
+        if killsOnDeinit { child.kill() }
+    }
+
+    /// `executable` for Subprocess: a name to look up in PATH, or a path; nil for a path that
+    /// names nothing executable.
+    static func executable(_ name: String) -> Executable? {
+        guard name.contains("/") else { return .name(name) }
+        var info = stat()
+        guard stat(name, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(name, X_OK) == 0 else { return nil }
+        return .path(FilePath(name))
+    }
+
+    /// The exit code, or 128 + the signal number, as shells report a status.
+    static func shellStatus(_ status: TerminationStatus) -> Int32 {
+        switch status {
+        case .exited(let code): return code
+        case .signaled(let signal): return 128 + signal
+        }
     }
 
     // MARK: Running a command to completion
@@ -193,8 +197,8 @@ public final class ChildProcess: Sendable {
     ///   - arguments: The arguments after the executable name.
     ///   - environment: The child's complete environment; nil inherits the test process's.
     ///   - input: Written to the child's stdin, which is then closed; nil closes it at once.
-    ///   - timeout: How long to wait for the child to exit *and* close its output. When it
-    ///     expires the child's process group is killed with SIGKILL and reaped, and
+    ///   - timeout: How long to wait for the child to exit. When it expires the child's
+    ///     process group is killed with SIGKILL and reaped, and
     ///     ``ChildProcessError/timedOut(command:pid:timeout:stdout:stderr:)`` is thrown with
     ///     the output captured so far.
     /// - Returns: The output; a non-zero status is not an error (see ``ProcessOutput/check()``).
@@ -238,36 +242,36 @@ public final class ChildProcess: Sendable {
             deliversLines: true, killsOnDeinit: true)
     }
 
-    /// Queues `text` (as UTF-8) for the child's stdin and returns at once; a background thread
+    /// Queues `text` (as UTF-8) for the child's stdin and returns at once; the child's task
     /// writes it, in order. Dropped if stdin is already closed or the child stopped reading.
     public func write(_ text: String) {
-        lifecycle.pump.enqueue(Array(text.utf8))
+        child.enqueue(Array(text.utf8))
     }
 
     /// Closes the child's stdin after everything queued by ``write(_:)``; the child then reads
     /// end of file. Idempotent.
     public func closeStdin() {
-        lifecycle.pump.closeStdin()
+        child.closeStdin()
     }
 
     /// Sends SIGKILL to the child's process group and to the child. Does nothing once the
-    /// child is reaped, so it can never hit a process that reused the pid. Idempotent.
+    /// child is being reaped, so it can never hit a process that reused the pid. Idempotent.
     /// Use ``waitForExit()`` to wait until it is gone.
     public func kill() {
-        lifecycle.kill()
+        child.kill()
     }
 
     /// Waits until the child has exited and been reaped, and returns its exit code, or
     /// 128 + the signal number that killed it (-1 if unknown).
     ///
-    /// "Exited" includes closing its stdout and stderr: if the child left something running
-    /// that holds them, this waits for that too, as a shell's `$(...)` does. Cancelling the
-    /// waiting task kills the child, so this still returns promptly.
+    /// The output the child wrote before it exited is captured by then; what something it
+    /// left running writes later on the same pipes is not waited for. Cancelling the waiting
+    /// task kills the child, so this still returns promptly.
     public func waitForExit() async -> Int32 {
         await withTaskCancellationHandler {
-            await lifecycle.waitUntilReaped()
+            await child.waitUntilReaped()
         } onCancel: {
-            lifecycle.kill()
+            child.kill()
         }
     }
 
@@ -290,11 +294,11 @@ public final class ChildProcess: Sendable {
     public func waitForLine(
         timeout: Duration = .seconds(10), where predicate: (String) throws -> Bool
     ) async throws -> String {
-        let lifecycle = self.lifecycle
+        let child = self.child
         do {
-            return try await waitForLine(timeout: timeout, onTimeout: { lifecycle.kill() }, where: predicate)
+            return try await waitForLine(timeout: timeout, onTimeout: { child.kill() }, where: predicate)
         } catch let error as ChildProcessError {
-            if case .timedOut = error { _ = await lifecycle.waitUntilReaped() }
+            if case .timedOut = error { _ = await child.waitUntilReaped() }
             throw error
         }
     }
@@ -325,30 +329,30 @@ public final class ChildProcess: Sendable {
     }
 
     /// Everything the child has written on stdout so far.
-    public var capturedStdout: String { stdoutBuffer.text }
+    public var capturedStdout: String { child.stdout.text }
 
     /// Everything the child has written on stderr so far.
-    public var capturedStderr: String { stderrBuffer.text }
+    public var capturedStderr: String { child.stderr.text }
 
     // MARK: Internals
 
     /// Waits until reaped; kills the child if that takes longer than `timeout`, or if the
     /// task is cancelled. `timedOut` is true if the timeout had to kill it.
     func waitUntilReaped(killingAfter timeout: Duration) async -> (status: Int32, timedOut: Bool) {
-        let lifecycle = self.lifecycle
+        let child = self.child
         return await withTaskCancellationHandler {
             await withTaskGroup(of: Bool.self) { group in
                 group.addTask {
                     do { try await Task.sleep(for: timeout) } catch { return false }
-                    return lifecycle.kill()
+                    return child.kill()
                 }
-                let status = await lifecycle.waitUntilReaped()
+                let status = await child.waitUntilReaped()
                 group.cancelAll()
                 let timedOut = await group.next() ?? false
                 return (status, timedOut)
             }
         } onCancel: {
-            lifecycle.kill()
+            child.kill()
         }
     }
 
@@ -356,6 +360,16 @@ public final class ChildProcess: Sendable {
         .timedOut(
             command: command, pid: pid, timeout: timeout, stdout: capturedStdout,
             stderr: capturedStderr)
+    }
+}
+
+extension ChildProcessError {
+    /// A failure of Subprocess's `run` before the child started, as this library reports it.
+    static func launchFailure(_ error: any Error, command: [String], searchPath: String) -> Self {
+        if let error = error as? SubprocessError, error.code == .executableNotFound {
+            return .executableNotFound(name: command[0], searchPath: searchPath)
+        }
+        return .launchFailed(command: command, reason: String(describing: error))
     }
 }
 

@@ -1,5 +1,12 @@
 import Glibc
+import Subprocess
 import Synchronization
+
+#if canImport(System)
+import System
+#else
+import SystemPackage
+#endif
 
 /// Why a private bus could not be started.
 public enum PrivateBusError: Error, Sendable, CustomStringConvertible {
@@ -95,7 +102,9 @@ public final class PrivateBus: Sendable {
         startupTimeout: Duration = .seconds(5)
     ) async throws -> PrivateBus {
         let searchPath = currentEnvironment()["PATH"] ?? "/usr/bin:/bin"
-        guard let daemonPath = resolveExecutable(daemon, searchPath: searchPath) else {
+        guard let executable = ChildProcess.executable(daemon),
+            let daemonPath = try? await executable.resolveExecutablePath(in: .inherit).string
+        else {
             throw PrivateBusError.daemonNotFound(name: daemon, searchPath: searchPath)
         }
         let watchdog = try ChildProcess(
@@ -142,11 +151,11 @@ public final class PrivateBus: Sendable {
         watchdog.closeStdin()
         // An unstructured task: it does not inherit cancellation, so a cancelled test still
         // gives the shell its chance to reap the daemon.
-        let fallback = Task { [lifecycle = watchdog.lifecycle] in
+        let fallback = Task { [child = watchdog.child] in
             do { try await Task.sleep(for: .seconds(5)) } catch { return }
-            lifecycle.kill()
+            child.kill()
         }
-        _ = await watchdog.lifecycle.waitUntilReaped()
+        _ = await watchdog.child.waitUntilReaped()
         fallback.cancel()
     }
 

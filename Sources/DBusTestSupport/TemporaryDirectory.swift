@@ -15,7 +15,7 @@ public struct TemporaryDirectory: Sendable {
     public init(prefix: String) throws {
         var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else {
-            throw SystemCallError("mkdtemp", errno)
+            throw TemporaryDirectoryError(path: "/tmp/\(prefix)-XXXXXX", code: errno)
         }
         path = String(cString: created)
     }
@@ -68,3 +68,10 @@ public let repositoryRoot: String = {
     for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
     return path
 }()
+
+/// `mkdtemp` failed: the template and `errno`.
+struct TemporaryDirectoryError: Error, CustomStringConvertible {
+    let path: String
+    let code: Int32
+    var description: String { "mkdtemp \(path): \(String(cString: strerror(code)))" }
+}
