@@ -67,6 +67,9 @@ extension MusicLibrary {
         let workers = min(Self.readParallelism, audioToRead.count)
         let timeout = discoveryTimeout
         for await read in ReadingPool.read(audioToRead, root: root, workers: workers, discoveryTimeout: timeout) {
+            // A stream hands out what it has buffered even once the task is cancelled: stop here,
+            // keeping what was read so far, rather than store every file the readers got ahead to.
+            if Task.isCancelled { break }
             summary.read += 1
             let wasTrack = known[read.file.path]?.kind == .track
             switch read.outcome {
