@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "DBusTestSupport", targets: ["DBusTestSupport"]),
+        .library(name: "ProcessTestSupport", targets: ["ProcessTestSupport"]),
+        .library(name: "TestMedia", targets: ["TestMedia"]),
         .library(name: "MediaRemote", targets: ["MediaRemote"]),
         .library(name: "MPRIS", targets: ["MPRIS"]),
         .library(name: "Playback", targets: ["Playback"]),
@@ -42,7 +44,7 @@ let package = Package(
         // SHA-256 for content-addressed files (artwork cache, the library's image store).
         .target(name: "Digest"),
         .testTarget(
-            name: "MPRISTests", dependencies: ["MPRIS", "MediaRemote", "DBus", "DBusTestSupport", "Digest"],
+            name: "MPRISTests", dependencies: ["MPRIS", "MediaRemote", "DBus", "DBusTestSupport", "ProcessTestSupport", "Digest"],
             exclude: ["Python"]),
         // The README's ten-line service.
         .executableTarget(name: "counter-example", dependencies: ["DBus"], path: "Examples/CounterExample"),
@@ -72,21 +74,21 @@ let package = Package(
             ]),
         .testTarget(
             name: "GStreamerPlaybackTests",
-            dependencies: ["GStreamerPlayback", "MediaRemote", "Playback", "DBusTestSupport"],
+            dependencies: ["GStreamerPlayback", "MediaRemote", "Playback", "DBusTestSupport", "ProcessTestSupport", "TestMedia"],
             // The HTTP server the streaming tests run with /usr/bin/python3.
             exclude: ["Python"]),
         // TagLib (C++), behind a C header of the few calls made: Swift needs no C++ interop.
         .target(name: "CTagLib", linkerSettings: [.linkedLibrary("tag")]),
         // Reads and writes audio files' tags, length and pictures with TagLib.
         .target(name: "AudioTags", dependencies: ["CTagLib"]),
-        .testTarget(name: "AudioTagsTests", dependencies: ["AudioTags", "DBusTestSupport"]),
+        .testTarget(name: "AudioTagsTests", dependencies: ["AudioTags", "ProcessTestSupport", "TestMedia"]),
         // A music folder's index: tracks, albums, artwork and playlists, persisted in SQLite.
         .target(
             name: "MusicLibrary",
             dependencies: ["AudioTags", "CSQLite", "Digest", "GStreamerPlayback", "MediaRemote"]),
         .testTarget(
             name: "MusicLibraryTests",
-            dependencies: ["MusicLibrary", "AudioTags", "GStreamerPlayback", "MediaRemote", "DBusTestSupport"]),
+            dependencies: ["MusicLibrary", "AudioTags", "GStreamerPlayback", "MediaRemote", "ProcessTestSupport", "TestMedia"]),
         // glibc's malloc extensions, for the daemon to give freed memory back.
         .systemLibrary(name: "CMalloc"),
         // The daemon: indexes a music folder, plays it and serves it over MPRIS.
@@ -103,17 +105,25 @@ let package = Package(
         .testTarget(
             name: "MPRISBridgeTests",
             dependencies: [
-                "AudioTags", "DBus", "DBusTestSupport", "MusicLibrary", "Playback", "mpris-bridge",
+                "AudioTags", "DBus", "DBusTestSupport", "MusicLibrary", "Playback", "ProcessTestSupport", "TestMedia",
+                "mpris-bridge",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Python"]),
-        // Private bus fixture and real-client runners shared by every test target.
+        // Running programs from tests and benchmarks (swift-subprocess), and temporary folders.
+        .target(
+            name: "ProcessTestSupport",
+            dependencies: ["AsyncSupport", .product(name: "Subprocess", package: "swift-subprocess")]),
+        .testTarget(name: "ProcessTestSupportTests", dependencies: ["ProcessTestSupport"]),
+        // Generated audio files for tests and benchmarks (gst-launch).
+        .target(name: "TestMedia", dependencies: ["ProcessTestSupport"]),
+        // A private dbus-daemon per test, which never outlives the test process.
         .target(
             name: "DBusTestSupport",
-            dependencies: ["AsyncSupport", .product(name: "Subprocess", package: "swift-subprocess")]),
-        .testTarget(name: "DBusTestSupportTests", dependencies: ["DBusTestSupport"]),
+            dependencies: ["ProcessTestSupport", .product(name: "Subprocess", package: "swift-subprocess")]),
+        .testTarget(name: "DBusTestSupportTests", dependencies: ["DBusTestSupport", "ProcessTestSupport"]),
         .testTarget(
-            name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"],
+            name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "ProcessTestSupport"],
             // Python clients and services run by the tests with /usr/bin/python3.
             exclude: ["Python"]),
     ],

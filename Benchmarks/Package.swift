@@ -23,6 +23,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "DBus", package: "mpris-bridge"),
                 .product(name: "DBusTestSupport", package: "mpris-bridge"),
+                .product(name: "ProcessTestSupport", package: "mpris-bridge"),
+                .product(name: "TestMedia", package: "mpris-bridge"),
             ]
         ),
         // The D-Bus layer: round trips, signal throughput, allocations.
@@ -32,6 +34,8 @@ let package = Package(
                 "BenchmarkSupport",
                 .product(name: "DBus", package: "mpris-bridge"),
                 .product(name: "DBusTestSupport", package: "mpris-bridge"),
+                .product(name: "ProcessTestSupport", package: "mpris-bridge"),
+                .product(name: "TestMedia", package: "mpris-bridge"),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
@@ -43,6 +47,8 @@ let package = Package(
                 "BenchmarkSupport",
                 .product(name: "DBus", package: "mpris-bridge"),
                 .product(name: "DBusTestSupport", package: "mpris-bridge"),
+                .product(name: "ProcessTestSupport", package: "mpris-bridge"),
+                .product(name: "TestMedia", package: "mpris-bridge"),
                 .product(name: "MediaRemote", package: "mpris-bridge"),
                 .product(name: "MPRIS", package: "mpris-bridge"),
             ]
@@ -55,6 +61,8 @@ let package = Package(
                 "BenchmarkSupport",
                 .product(name: "DBus", package: "mpris-bridge"),
                 .product(name: "DBusTestSupport", package: "mpris-bridge"),
+                .product(name: "ProcessTestSupport", package: "mpris-bridge"),
+                .product(name: "TestMedia", package: "mpris-bridge"),
                 .product(name: "MediaRemote", package: "mpris-bridge"),
                 .product(name: "MPRIS", package: "mpris-bridge"),
                 .product(name: "MusicLibrary", package: "mpris-bridge"),
@@ -68,6 +76,8 @@ let package = Package(
                 "BenchmarkSupport",
                 .product(name: "DBus", package: "mpris-bridge"),
                 .product(name: "DBusTestSupport", package: "mpris-bridge"),
+                .product(name: "ProcessTestSupport", package: "mpris-bridge"),
+                .product(name: "TestMedia", package: "mpris-bridge"),
                 .product(name: "GStreamerPlayback", package: "mpris-bridge"),
             ]
         ),
@@ -87,6 +97,8 @@ let package = Package(
                 .product(name: "AudioTags", package: "mpris-bridge"),
                 .product(name: "DBus", package: "mpris-bridge"),
                 .product(name: "DBusTestSupport", package: "mpris-bridge"),
+                .product(name: "ProcessTestSupport", package: "mpris-bridge"),
+                .product(name: "TestMedia", package: "mpris-bridge"),
             ]
         ),
     ],

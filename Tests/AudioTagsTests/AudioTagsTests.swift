@@ -1,6 +1,7 @@
 import AudioTags
-import DBusTestSupport
 import Glibc
+import ProcessTestSupport
+import TestMedia
 import Testing
 
 /// TagLib through `AudioTags`: what each format's file says, tags written and read back, and

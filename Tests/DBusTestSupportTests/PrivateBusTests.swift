@@ -1,5 +1,6 @@
 @testable import DBusTestSupport
 import Glibc
+import ProcessTestSupport
 import Testing
 
 private let getIdArguments = [

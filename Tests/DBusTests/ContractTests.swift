@@ -1,5 +1,6 @@
 import DBus
 import DBusTestSupport
+import ProcessTestSupport
 import Testing
 
 /// The files in `dbus/` are the contract: what the running service introspects must match them.

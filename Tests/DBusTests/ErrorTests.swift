@@ -1,5 +1,6 @@
 import DBus
 import DBusTestSupport
+import ProcessTestSupport
 import Synchronization
 import Testing
 

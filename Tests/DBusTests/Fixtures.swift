@@ -1,5 +1,6 @@
 import DBus
 import DBusTestSupport
+import ProcessTestSupport
 
 /// The folder of the Python peers next to this file.
 let pythonFolder: String = {

@@ -1,5 +1,5 @@
 import DBus
-import DBusTestSupport
+import ProcessTestSupport
 import Testing
 
 /// Properties as an outside client sees them: reads, writes, and `PropertiesChanged`.

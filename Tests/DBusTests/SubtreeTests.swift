@@ -1,5 +1,5 @@
 import DBus
-import DBusTestSupport
+import ProcessTestSupport
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
-import DBusTestSupport
+import ProcessTestSupport
 import Synchronization
+import TestMedia
 import Testing
 
 @testable import GStreamerPlayback

@@ -1,5 +1,5 @@
-import DBusTestSupport
 import Synchronization
+import TestMedia
 import Testing
 
 @testable import GStreamerPlayback

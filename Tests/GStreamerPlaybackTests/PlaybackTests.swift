@@ -1,4 +1,4 @@
-import DBusTestSupport
+import TestMedia
 import Testing
 
 @testable import GStreamerPlayback

@@ -1,5 +1,6 @@
-import DBusTestSupport
 import Glibc
+import ProcessTestSupport
+import TestMedia
 import Testing
 
 @Suite struct TestMediaTests {

@@ -1,6 +1,7 @@
 import DBusTestSupport
 import Foundation
 import Glibc
+import ProcessTestSupport
 import Testing
 
 /// The daemon's saved state end to end: an earlier version's files are moved into

@@ -1,6 +1,8 @@
 import DBusTestSupport
 import Foundation
 import Glibc
+import ProcessTestSupport
+import TestMedia
 import Testing
 
 /// The daemon end to end: real files, real playback into `fakesink sync=true`,

@@ -1,6 +1,7 @@
 import DBusTestSupport
 import Foundation
 import Glibc
+import ProcessTestSupport
 import Testing
 
 /// The daemon when the world fails it: killed, its folders full or unwritable, its index damaged.

@@ -3,6 +3,8 @@ import DBusTestSupport
 import Foundation
 import Glibc
 import MusicLibrary
+import ProcessTestSupport
+import TestMedia
 import Testing
 
 /// The daemon as built for the tests.

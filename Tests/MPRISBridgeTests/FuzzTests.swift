@@ -1,6 +1,8 @@
 import DBusTestSupport
 import Foundation
 import Glibc
+import ProcessTestSupport
+import TestMedia
 import Testing
 
 /// The project's fuzzer (`Python/fuzz_daemon.py`, `Scripts/fuzz` for long runs) against the daemon:

@@ -1,6 +1,8 @@
 import DBusTestSupport
 import Foundation
 import Glibc
+import ProcessTestSupport
+import TestMedia
 import Testing
 
 /// The files in `dbus/` as a user installs them: the activation file starts the

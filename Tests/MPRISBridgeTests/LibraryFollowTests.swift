@@ -2,6 +2,8 @@ import AudioTags
 import DBus
 import DBusTestSupport
 import Glibc
+import ProcessTestSupport
+import TestMedia
 import Testing
 
 #if canImport(FoundationEssentials)

@@ -1,6 +1,7 @@
 import DBusTestSupport
 import Foundation
 import Glibc
+import ProcessTestSupport
 import Testing
 
 

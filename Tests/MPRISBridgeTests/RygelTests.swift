@@ -1,4 +1,6 @@
 import DBusTestSupport
+import ProcessTestSupport
+import TestMedia
 import Testing
 
 #if canImport(FoundationEssentials)

@@ -1,7 +1,7 @@
-import DBusTestSupport
 import Foundation
 import Logging
 import Playback
+import ProcessTestSupport
 import Testing
 
 @testable import mpris_bridge

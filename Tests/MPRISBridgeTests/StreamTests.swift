@@ -1,6 +1,8 @@
 import DBusTestSupport
 import Foundation
 import Glibc
+import ProcessTestSupport
+import TestMedia
 import Testing
 
 /// `Tests/GStreamerPlaybackTests/Python/media_server.py` serving a folder on 127.0.0.1

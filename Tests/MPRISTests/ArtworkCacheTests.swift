@@ -5,8 +5,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import DBusTestSupport
 import Glibc
+import ProcessTestSupport
 import Synchronization
 import Testing
 

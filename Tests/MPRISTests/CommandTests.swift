@@ -1,5 +1,4 @@
 import DBus
-import DBusTestSupport
 import MPRIS
 import MediaRemote
 import Testing

@@ -2,6 +2,7 @@ import DBus
 import DBusTestSupport
 import MPRIS
 import MediaRemote
+import ProcessTestSupport
 import Synchronization
 import Testing
 

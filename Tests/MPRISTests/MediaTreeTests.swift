@@ -2,6 +2,7 @@ import DBus
 import DBusTestSupport
 import MPRIS
 import MediaRemote
+import ProcessTestSupport
 import Testing
 
 #if canImport(FoundationEssentials)

@@ -1,7 +1,7 @@
 import DBus
-import DBusTestSupport
 import MPRIS
 import MediaRemote
+import ProcessTestSupport
 import Testing
 
 /// What a watching client sees: one PropertiesChanged per logical change,

@@ -1,7 +1,7 @@
 import DBus
-import DBusTestSupport
 import MPRIS
 import MediaRemote
+import ProcessTestSupport
 import Testing
 
 /// What a client watching the TrackList sees when the app changes its queue:

@@ -3,9 +3,9 @@
 #else
     import Foundation
 #endif
-import DBusTestSupport
 @testable import GStreamerPlayback
 import Glibc
+import TestMedia
 import Testing
 
 @Suite struct DiscovererTests {

@@ -3,9 +3,10 @@
 #else
     import Foundation
 #endif
-import DBusTestSupport
 import Glibc
 import MusicLibrary
+import ProcessTestSupport
+import TestMedia
 
 /// A temporary music folder (and an index file beside it) that a test fills with generated media,
 /// images, playlists and junk.

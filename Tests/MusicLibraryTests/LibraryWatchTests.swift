@@ -1,4 +1,3 @@
-import DBusTestSupport
 import Glibc
 import MusicLibrary
 import Testing

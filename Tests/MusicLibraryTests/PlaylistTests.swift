@@ -3,8 +3,9 @@
 #else
     import Foundation
 #endif
-import DBusTestSupport
 import MusicLibrary
+import ProcessTestSupport
+import TestMedia
 import Testing
 
 @Suite struct PlaylistTests {

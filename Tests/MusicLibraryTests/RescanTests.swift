@@ -3,9 +3,10 @@
 #else
     import Foundation
 #endif
-import DBusTestSupport
 import Glibc
 import MusicLibrary
+import ProcessTestSupport
+import TestMedia
 import Testing
 
 @Suite struct RescanTests {

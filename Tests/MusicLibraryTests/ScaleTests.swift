@@ -3,9 +3,9 @@
 #else
     import Foundation
 #endif
-import DBusTestSupport
 import GStreamerPlayback
 import MediaRemote
+import TestMedia
 import Testing
 
 @testable import MusicLibrary

@@ -3,11 +3,12 @@
 #else
     import Foundation
 #endif
-import DBusTestSupport
 import Glibc
 import MediaRemote
 import MusicLibrary
+import ProcessTestSupport
 import Synchronization
+import TestMedia
 import Testing
 
 @Suite struct ScanTests {

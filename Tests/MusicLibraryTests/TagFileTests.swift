@@ -3,9 +3,9 @@
 #else
     import Foundation
 #endif
-import DBusTestSupport
 import GStreamerPlayback
 @testable import MusicLibrary
+import TestMedia
 import Testing
 
 /// The index reads tags with TagLib and falls back on GStreamer: both must describe a file the

@@ -1,6 +1,7 @@
 import DBus
 import DBusTestSupport
 import Glibc
+import ProcessTestSupport
 
 /// How to start `mpris-bridge` for one measurement, on a benchmark's private bus.
 public struct DaemonLaunch: Sendable {

@@ -1,5 +1,5 @@
-import DBusTestSupport
 import Glibc
+import ProcessTestSupport
 
 // Files and folders for generated media, with the system's reason in every error.
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import DBusTestSupport
 import Dispatch
 import Glibc
+import ProcessTestSupport
 
 /// Runs `run` with the command-line arguments and exits with its status.
 ///

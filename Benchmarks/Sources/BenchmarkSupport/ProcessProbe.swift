@@ -1,5 +1,5 @@
-import DBusTestSupport
 import Glibc
+import ProcessTestSupport
 
 /// What `/proc` tells about another process, read without disturbing it: memory, CPU time,
 /// context switches per thread, child processes and which mappings hold its resident memory.

@@ -1,5 +1,5 @@
-import DBusTestSupport
 import Glibc
+import ProcessTestSupport
 
 /// One run of `mpris-bridge scan`.
 public struct ScanRun: Sendable {

@@ -1,5 +1,5 @@
-import DBusTestSupport
 import Glibc
+import ProcessTestSupport
 
 /// Linux process plumbing for the benchmarks: CPU pinning, per-process CPU time, the
 /// executable's path, and a service that exits with its parent.

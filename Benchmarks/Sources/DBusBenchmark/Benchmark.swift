@@ -3,6 +3,7 @@ import DBus
 import DBusTestSupport
 import Glibc
 import MallocInterposerSwift
+import ProcessTestSupport
 import Synchronization
 
 /// What the run is checked against.

@@ -3,6 +3,7 @@ import DBus
 import DBusTestSupport
 import GStreamerPlayback
 import Glibc
+import ProcessTestSupport
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

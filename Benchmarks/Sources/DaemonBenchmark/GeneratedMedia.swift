@@ -1,6 +1,7 @@
 import BenchmarkSupport
-import DBusTestSupport
 import Glibc
+import ProcessTestSupport
+import TestMedia
 
 /// The music the daemon benchmark indexes and serves, generated once and kept between runs in
 /// one folder (by default `Benchmarks/.build/daemon-benchmark`, about 530 MB).

@@ -1,6 +1,5 @@
 import BenchmarkSupport
 import DBus
-import DBusTestSupport
 import GStreamerPlayback
 import Glibc
 

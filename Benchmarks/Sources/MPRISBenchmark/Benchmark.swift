@@ -3,6 +3,7 @@ import DBus
 import DBusTestSupport
 import Glibc
 import MPRIS
+import ProcessTestSupport
 import Synchronization
 
 #if canImport(FoundationEssentials)

@@ -2,6 +2,7 @@ import BenchmarkSupport
 import DBus
 import DBusTestSupport
 import Glibc
+import ProcessTestSupport
 import Synchronization
 
 /// What the run is checked against. See Benchmarks/README.md.

@@ -2,6 +2,7 @@ import BenchmarkSupport
 import DBus
 import DBusTestSupport
 import Glibc
+import ProcessTestSupport
 import Synchronization
 
 /// exec -> bus name, -> the tree served, -> `ready:` and -> the start-up scan shown, of one start,

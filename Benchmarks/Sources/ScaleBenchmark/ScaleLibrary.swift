@@ -1,9 +1,10 @@
 import AudioTags
 import BenchmarkSupport
-import DBusTestSupport
 import Dispatch
 import Glibc
+import ProcessTestSupport
 import Synchronization
+import TestMedia
 
 /// A library of N tagged Ogg Vorbis tracks, generated once in one folder and kept between runs.
 ///

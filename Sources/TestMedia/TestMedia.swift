@@ -1,3 +1,4 @@
+import ProcessTestSupport
 /// Audio files made at test time with `gst-launch-1.0`: a sine tone of a
 /// given length, encoded in a given format and tagged, so tests play and index
 /// real media without committing any.

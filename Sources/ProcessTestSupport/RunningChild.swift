@@ -91,7 +91,7 @@ final class LineSplitter: Sendable {
 /// Subprocess reaps the child once the task's closure returns, and not before, so while the
 /// closure runs the pid and the process-group id cannot be reused (the child is alive, or a
 /// zombie). ``kill()`` signals them only until the closure ends.
-final class RunningChild: Sendable {
+package final class RunningChild: Sendable {
     let stdout = ByteBuffer()
     let stderr = ByteBuffer()
     private let input: AsyncStream<[UInt8]>
@@ -193,7 +193,7 @@ final class RunningChild: Sendable {
     /// Sends SIGKILL to the child's process group and to the child, unless it is being reaped.
     /// Returns true if it sent them.
     @discardableResult
-    func kill() -> Bool {
+    package func kill() -> Bool {
         state.withLock { state in
             guard state.signalsAllowed, let pid = state.pid else { return false }
             _ = Glibc.kill(-pid, SIGKILL)
@@ -204,7 +204,7 @@ final class RunningChild: Sendable {
 
     /// Waits until the child is reaped; returns its exit code, or 128 + signal (-1 if unknown).
     /// Not cancellable: callers decide what cancellation means.
-    func waitUntilReaped() async -> Int32 {
+    package func waitUntilReaped() async -> Int32 {
         await withCheckedContinuation { continuation in
             state.withLock { state in
                 if let status = state.status {
@@ -218,7 +218,7 @@ final class RunningChild: Sendable {
 }
 
 /// The environment of the test process, read from `environ`.
-func currentEnvironment() -> [String: String] {
+package func currentEnvironment() -> [String: String] {
     var result: [String: String] = [:]
     var entry = environ
     while let pointer = entry.pointee {

@@ -101,7 +101,7 @@ public final class ChildProcess: Sendable {
     /// Empty for children started by ``run(_:_:environment:input:timeout:)``.
     public let stdoutLines: AsyncStream<String>
 
-    let child: RunningChild
+    package let child: RunningChild
     private let killsOnDeinit: Bool
 
     /// The tasks that serve children run here, on dispatch threads, not on the few threads
@@ -111,7 +111,7 @@ public final class ChildProcess: Sendable {
 
     /// Starts a child. `environment` nil means the test process's environment; its PATH is
     /// used to find `executable` when the name has no "/".
-    init(
+    package init(
         launching executable: String, _ arguments: [String], environment: [String: String]?,
         deliversLines: Bool, killsOnDeinit: Bool
     ) throws(ChildProcessError) {
@@ -173,7 +173,7 @@ public final class ChildProcess: Sendable {
 
     /// `executable` for Subprocess: a name to look up in PATH, or a path; nil for a path that
     /// names nothing executable.
-    static func executable(_ name: String) -> Executable? {
+    package static func executable(_ name: String) -> Executable? {
         guard name.contains("/") else { return .name(name) }
         var info = stat()
         guard stat(name, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(name, X_OK) == 0 else { return nil }
@@ -306,7 +306,7 @@ public final class ChildProcess: Sendable {
     /// ``waitForLine(timeout:where:)`` with a choice of how to end the wait on timeout:
     /// `onTimeout` must make stdout end (kill the child, or ask it to exit) and returns
     /// whether it did anything.
-    func waitForLine(
+    package func waitForLine(
         timeout: Duration, onTimeout: @escaping @Sendable () -> Bool,
         where predicate: (String) throws -> Bool
     ) async throws -> String {
