@@ -107,7 +107,7 @@ public final class ChildProcess: Sendable {
     /// The tasks that serve children run here, on dispatch threads, not on the few threads
     /// Swift's tasks share: `spawn` blocks its thread until the child's task reports the pid,
     /// and spawns on every shared thread at once would otherwise wait for each other forever.
-    private static let executor = BlockingExecutor(label: "DBusTestSupport.ChildProcess", width: 2)
+    private static let executor = BlockingExecutor(label: "ProcessTestSupport.ChildProcess", width: 2)
 
     /// Starts a child. `environment` nil means the test process's environment; its PATH is
     /// used to find `executable` when the name has no "/".

@@ -64,7 +64,7 @@ public let buildProductsFolder: String = {
 /// The root of the mpris-bridge checkout these sources are in, so tests find the repository's
 /// scripts and contract files (`Scripts/check-contract.py`, `dbus/`, `Tests/*/Python`).
 public let repositoryRoot: String = {
-    var path = #filePath  // …/Sources/DBusTestSupport/TemporaryDirectory.swift
+    var path = #filePath  // …/Sources/ProcessTestSupport/TemporaryDirectory.swift
     for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
     return path
 }()
