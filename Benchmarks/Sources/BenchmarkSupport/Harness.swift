@@ -28,6 +28,22 @@ public protocol BenchmarkArguments: ParsableCommand {
     func settings() -> Settings
 }
 
+/// The options of a benchmark that measures a service it starts on a private bus.
+public struct ServiceRunOptions: ParsableArguments {
+    @Option(help: "Also write the figures as JSON to this file.")
+    public var json: String?
+
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Pin the benchmark, the bus and the processes measured to one CPU (steadier figures).")
+    public var pin = true
+
+    @Flag(help: "A short smoke run (the discussion above says what it shortens).")
+    public var quick = false
+
+    public init() {}
+}
+
 /// The whole entry point of a benchmark executable, shared so the benchmarks behave alike:
 /// `NAME serve --address ADDRESS` runs `serve`, the service the benchmark starts in a child
 /// process; any other arguments are parsed as `Arguments` and their settings handed to `run`,

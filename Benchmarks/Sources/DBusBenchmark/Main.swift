@@ -21,23 +21,17 @@ struct Arguments: BenchmarkArguments {
         discussion: """
             Round trips (bus floor GetId, Peer.Ping to the service, GetAll of a 15-property \
             interface), signal throughput, and allocations per call. Exits 1 when a threshold is \
-            exceeded.
+            exceeded. \
+            --quick makes a short smoke run: 1000 iterations, 5000 signals.
             """)
 
-    @Option(help: "Also write the figures as JSON to this file.")
-    var json: String?
+    @OptionGroup var run: ServiceRunOptions
 
     @Option(help: "Timed round trips of each kind.")
     var iterations = 10_000
 
     @Option(help: "Signals in each of 3 bursts.")
     var signals = 50_000
-
-    @Flag(inversion: .prefixedNo, help: "Pin the benchmark, the bus and the service to one CPU (steadier figures).")
-    var pin = true
-
-    @Flag(help: "A short smoke run: 1000 iterations, 5000 signals.")
-    var quick = false
 
     @Option(
         help: ArgumentHelp(
@@ -55,9 +49,9 @@ struct Arguments: BenchmarkArguments {
 
     func settings() -> Options {
         var options = Options()
-        options.jsonPath = json
-        options.pin = pin
-        if quick {
+        options.jsonPath = run.json
+        options.pin = run.pin
+        if run.quick {
             options.iterations = 1_000
             options.warmUp = 200
             options.accountingCalls = 500

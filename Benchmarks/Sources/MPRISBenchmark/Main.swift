@@ -20,11 +20,11 @@ struct Arguments: BenchmarkArguments {
             Against a private dbus-daemon it starts (and kills) itself: GetAll(org.mpris.MediaPlayer2.Player) \
             against the bus floor (GetId) from the library's own client and from a python3-dbus client \
             (Benchmarks/Python/mpris_roundtrips.py), and the latency from a PlayPause call to the \
-            PropertiesChanged(PlaybackStatus) it causes. Exits 1 when a threshold is exceeded.
+            PropertiesChanged(PlaybackStatus) it causes. Exits 1 when a threshold is exceeded. \
+            --quick makes a short smoke run: 1000 round trips, 500 toggles.
             """)
 
-    @Option(help: "Also write the figures as JSON to this file.")
-    var json: String?
+    @OptionGroup var run: ServiceRunOptions
 
     @Option(help: "Timed round trips of each kind, from each client.")
     var iterations = 10_000
@@ -32,23 +32,15 @@ struct Arguments: BenchmarkArguments {
     @Option(help: "Timed PlayPause toggles.")
     var toggles = 2_000
 
-    @Flag(
-        inversion: .prefixedNo,
-        help: "Pin the benchmark, the bus, the player and the Python client to one CPU (steadier figures).")
-    var pin = true
-
-    @Flag(help: "A short smoke run: 1000 round trips, 500 toggles.")
-    var quick = false
-
     func validate() throws {
         guard iterations > 0, toggles > 0 else { throw ValidationError("--iterations and --toggles must be positive") }
     }
 
     func settings() -> Options {
         var options = Options()
-        options.jsonPath = json
-        options.pin = pin
-        if quick {
+        options.jsonPath = run.json
+        options.pin = run.pin
+        if run.quick {
             options.iterations = 1_000
             options.warmUp = 200
             options.toggles = 500

@@ -23,11 +23,11 @@ struct Arguments: BenchmarkArguments {
             a page of 100 from the 10,000-child Tracks container, cold and warm, against the bus floor \
             (GetId); a walk of the whole tree, cold and warm, with the server's memory; a batch \
             changing every track's title and the Updated signals it causes. Exits 1 when a threshold \
-            is exceeded.
+            is exceeded. \
+            --quick makes a short smoke run: 1000 round trips, 1 warm walk, 1 storm.
             """)
 
-    @Option(help: "Also write the figures as JSON to this file.")
-    var json: String?
+    @OptionGroup var run: ServiceRunOptions
 
     @Option(help: "Timed warm round trips of each kind.")
     var listings = 3_000
@@ -38,12 +38,6 @@ struct Arguments: BenchmarkArguments {
     @Option(help: "Batches changing every title.")
     var storms = 3
 
-    @Flag(inversion: .prefixedNo, help: "Pin the benchmark, the bus and the server to one CPU (steadier figures).")
-    var pin = true
-
-    @Flag(help: "A short smoke run: 1000 round trips, 1 warm walk, 1 storm.")
-    var quick = false
-
     func validate() throws {
         guard listings > 0, walks > 0, storms > 0 else {
             throw ValidationError("--listings, --walks and --storms must be positive")
@@ -52,9 +46,9 @@ struct Arguments: BenchmarkArguments {
 
     func settings() -> Options {
         var options = Options()
-        options.jsonPath = json
-        options.pin = pin
-        if quick {
+        options.jsonPath = run.json
+        options.pin = run.pin
+        if run.quick {
             options.listings = 1_000
             options.warmUp = 100
             options.cpuListings = 200
