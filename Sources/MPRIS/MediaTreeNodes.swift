@@ -33,13 +33,13 @@ struct MediaTreeNodes: Sendable {
     static let artElement = "__art"
 
     /// The image object MediaServer2's `AlbumArt` points at for the cover of
-    /// the node at `path`: that node's path plus `__art`.
+    /// the node at `nodePath`: that object path plus `__art`.
     ///
     /// The path names the node, never a URL: an art object exists only for a
     /// node that has artwork, and serves that artwork's URL, so a client
     /// cannot make the tree present a file of its choosing.
-    func artPath(forNodeAt path: [String]) -> ObjectPath {
-        ObjectPath(stringLiteral: objectPath(for: path).rawValue + "/" + Self.artElement)
+    func artPath(ofNodeAt nodePath: ObjectPath) -> ObjectPath {
+        ObjectPath(stringLiteral: nodePath.rawValue + "/" + Self.artElement)
     }
 
     /// The manager path of the node whose cover `objectPath` is, or `nil` if
@@ -131,7 +131,7 @@ struct MediaTreeNodes: Sendable {
             if let duration = media?.duration { add("Duration", .int32(Int32(clamping: duration.components.seconds))) }
             if let number = media?.trackNumber { add("TrackNumber", .int32(Int32(clamping: number))) }
             if filter.wants("AlbumArt"), case let art = artURL(item.artwork), !art.isEmpty {
-                add("AlbumArt", .objectPath(ObjectPath(stringLiteral: path.rawValue + "/" + Self.artElement)))
+                add("AlbumArt", .objectPath(artPath(ofNodeAt: path)))
             }
         }
         // MediaNode1
