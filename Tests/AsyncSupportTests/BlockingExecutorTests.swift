@@ -14,21 +14,19 @@ import Testing
 
 /// Counts blocking jobs in progress, as a slow disk read or a pipeline stopping would be.
 final class BlockingJobs: Sendable {
-    private let counts = Mutex((now: 0, most: 0, order: [Int]()))
+    private let holders = Holders()
+    private let started = Mutex<[Int]>([])
 
     /// Blocks its thread for `milliseconds`, as a synchronous wait does, and records it.
     func block(_ number: Int, milliseconds: UInt32) {
-        counts.withLock { counts in
-            counts.now += 1
-            counts.most = max(counts.most, counts.now)
-            counts.order.append(number)
-        }
+        holders.enter()
+        started.withLock { $0.append(number) }
         usleep(milliseconds * 1000)
-        counts.withLock { $0.now -= 1 }
+        holders.leave()
     }
 
-    var mostAtOnce: Int { counts.withLock { $0.most } }
-    var order: [Int] { counts.withLock { $0.order } }
+    var mostAtOnce: Int { holders.most }
+    var order: [Int] { started.withLock { $0 } }
 }
 
 @Suite struct BlockingExecutorTests {
