@@ -56,7 +56,7 @@ final class BlockingJobs: Sendable {
         // A task's first job is enqueued as the task is made: the blocked one holds a queue now.
         // Taking the queues in turn, the fifth job would wait behind it.
         for _ in 0..<3 { await Task(executorPreference: executor) {}.value }
-        await Task(executorPreference: executor) { laterRan.signal() }.value
+        await Task(executorPreference: executor) { _ = laterRan.signal() }.value
         #expect(await blocked.value)
     }
 

@@ -31,18 +31,18 @@ import Synchronization
 ///   position (a few milliseconds) and the provider is asked again.
 public final class GStreamerEngine: PlaybackEngine {
     public let events: AsyncStream<PlaybackEvent>
-    private let continuation: AsyncStream<PlaybackEvent>.Continuation
-    private let playbin: Playbin
+    let continuation: AsyncStream<PlaybackEvent>.Continuation
+    let playbin: Playbin
     private let commands = TurnQueue(width: 1)
     /// Where the calls run: their state changes block their thread.
     private let ownThread = BlockingExecutor(label: "gstreamer-engine", width: 1)
     /// Everything the calls and the bus thread share. GStreamer state changes are made while
     /// holding it; no GStreamer streaming thread ever takes it (they only take `handover`).
-    private let control = Mutex(Control())
+    let control = Mutex(Control())
     /// What the `about-to-finish` handler uses, on a streaming thread. An object of its own:
     /// the handler must not hold the engine, whose release would then stop the pipeline from
     /// a streaming thread.
-    private let handover = HandoverState()
+    let handover = HandoverState()
 
     /// How long a seek may take before the engine assumes playbin lost it and reloads the item.
     private static let seekTimeout: Duration = .seconds(5)
@@ -246,9 +246,9 @@ public final class GStreamerEngine: PlaybackEngine {
             control.isActive = true
             control.target = .paused
             if announcing {
-                control.announcement = url
-                control.tags = StreamTags()
-                control.mustReportDuration = true
+                control.run.announcement = url
+                control.reported.tags = StreamTags()
+                control.reported.mustReportDuration = true
             }
             if (position ?? .zero) > .zero {
                 // A hand-over prepared before the seek below would make playbin lose the seek.
@@ -277,12 +277,12 @@ public final class GStreamerEngine: PlaybackEngine {
             guard control.isActive else { throw Self.notLoaded }
             control.target = state
             let pipelineState: PipelineState = state == .playing ? .playing : .paused
-            if state == .paused { control.isHeldForBuffering = false }
+            if state == .paused { control.run.isHeldForBuffering = false }
             let (current, pending) = playbin.state
             if current == pipelineState && pending == .voidPending { return nil }
             let waiter = register(.reached(pipelineState), in: &control)
-            if state == .playing && control.bufferingPercent < 100 {
-                control.isHeldForBuffering = true
+            if state == .playing && control.run.bufferingPercent < 100 {
+                control.run.isHeldForBuffering = true
             } else if playbin.setState(pipelineState) == .failure {
                 waiter.expectsFailure = true
             }
@@ -304,8 +304,8 @@ public final class GStreamerEngine: PlaybackEngine {
             case reload(URL, EngineState)
         }
         // A flushing seek while playing passes through PAUSED: not a change worth reporting.
-        try withControl(epoch) { control throws(PlaybackError) in control.quietSeeks += 1 }
-        defer { control.withLock { $0.quietSeeks -= 1 } }
+        try withControl(epoch) { control throws(PlaybackError) in control.reported.quietSeeks += 1 }
+        defer { control.withLock { $0.reported.quietSeeks -= 1 } }
         let plan = try withControl(epoch) { control throws(PlaybackError) -> Plan in
             guard control.isActive, let current = control.current else { throw Self.notLoaded }
             guard handover.withLock({ !$0.pending.isEmpty }) || playbin.isSeekable else {
@@ -371,8 +371,8 @@ public final class GStreamerEngine: PlaybackEngine {
     private func reload(
         _ url: URL, at position: Duration, restoring state: EngineState, epoch: Int
     ) async throws(PlaybackError) {
-        try withControl(epoch) { control throws(PlaybackError) in control.quietSeeks += 1 }
-        defer { control.withLock { $0.quietSeeks -= 1 } }
+        try withControl(epoch) { control throws(PlaybackError) in control.reported.quietSeeks += 1 }
+        defer { control.withLock { $0.reported.quietSeeks -= 1 } }
         try await preroll(url, announcing: false, at: position, epoch: epoch)
         if state == .playing { try await start(.playing, epoch: epoch) }
     }
@@ -394,8 +394,7 @@ public final class GStreamerEngine: PlaybackEngine {
     }
 
     /// Stops the pipeline and starts a new generation; called with the control lock held.
-    private func teardown(_ control: inout Control) {
-        control.generation += 1
+    func teardown(_ control: inout Control) {
         playbin.setState(.null)
         handover.withLock { handover in
             handover.pending.removeAll()
@@ -403,11 +402,8 @@ public final class GStreamerEngine: PlaybackEngine {
             handover.missedDrain = false
             handover.refused = nil
         }
-        playbin.postMarker(control.generation)
-        control.bufferingPercent = 100
-        control.isHeldForBuffering = false
-        control.streamStarts = 0
-        control.announcement = nil
+        control.run = PipelineRun(generation: control.run.generation + 1)
+        playbin.postMarker(control.run.generation)
         let abandoned = control.waiters
         control.waiters.removeAll()
         for waiter in abandoned { waiter.finish(.failed(Self.interrupted(control.current))) }
@@ -430,357 +426,22 @@ public final class GStreamerEngine: PlaybackEngine {
     }
 
     /// Sets the current item, which the `about-to-finish` handler sees as well.
-    private func setCurrent(_ url: URL?, _ control: inout Control) {
+    func setCurrent(_ url: URL?, _ control: inout Control) {
         control.current = url
         handover.withLock { $0.current = url }
     }
 
-    private func register(_ condition: Waiter.Condition, in control: inout Control) -> Waiter {
+    func register(_ condition: Waiter.Condition, in control: inout Control) -> Waiter {
         let waiter = Waiter(condition)
         control.waiters.append(waiter)
         return waiter
     }
 
-    // MARK: - The bus thread
-
-    private func handle(_ message: BusMessage) {
-        control.withLock { control in
-            if case .marker(let generation) = message {
-                control.busGeneration = generation
-                if generation == control.generation && !control.isActive {
-                    report(.stopped, &control)
-                }
-                return
-            }
-            // Messages of a pipeline run that has been torn down since.
-            guard control.busGeneration == control.generation else { return }
-            switch message {
-            case .marker:
-                break
-            case .stateChanged(_, let new, _):
-                // Events before waiters: a call returns after the events of what it waited for.
-                if control.quietSeeks == 0 && control.isActive {
-                    if new == .playing { report(.playing, &control) }
-                    if new == .paused { report(.paused, &control) }
-                }
-                resolve(&control) { condition in condition == .reached(new) }
-            case .asyncDone(let sequence):
-                let duration = playbin.duration
-                if control.mustReportDuration || duration != control.reportedDuration {
-                    control.mustReportDuration = false
-                    control.reportedDuration = duration
-                    continuation.yield(.durationChanged(duration))
-                }
-                resolve(&control) { condition in
-                    switch condition {
-                    case .prerolled: true
-                    // Sequence numbers wrap: "after" is a positive signed distance.
-                    case .seekDone(let seek): Int32(bitPattern: sequence &- seek) > 0
-                    case .reached: false
-                    }
-                }
-            case .streamStarted:
-                streamStarted(&control)
-            case .endOfStream:
-                if let refused = handover.withLock({ $0.refused }) {
-                    stopAfterFailure(&control)
-                    continuation.yield(.error(refused))
-                } else {
-                    continuation.yield(.endOfStream)
-                }
-            case .error(let failure):
-                failed(failure, &control)
-            case .tags(let tags):
-                let merged = control.tags.merging(tags)
-                if merged != control.tags {
-                    control.tags = merged
-                    continuation.yield(.tagsChanged(merged))
-                }
-            case .buffering(let percent):
-                buffering(percent, &control)
-            case .durationChanged:
-                // Parsers post these while prerolling, before the item is announced (ASYNC_DONE
-                // reports it then), and a next item being prepared posts them before it plays
-                // (its STREAM_START reports it).
-                guard control.streamStarts > 0, !control.mustReportDuration,
-                    handover.withLock({ $0.pending.isEmpty })
-                else { return }
-                let duration = playbin.duration
-                if duration != control.reportedDuration {
-                    control.reportedDuration = duration
-                    continuation.yield(.durationChanged(duration))
-                }
-            case .clockLost:
-                if control.target == .playing && !control.isHeldForBuffering {
-                    playbin.setState(.paused)
-                    playbin.setState(.playing)
-                }
-            case .latency:
-                playbin.recalculateLatency()
-            }
-        }
-    }
-
-    private func streamStarted(_ control: inout Control) {
-        control.streamStarts += 1
-        if control.streamStarts == 1 {
-            if let url = control.announcement {
-                control.announcement = nil
-                continuation.yield(.streamStarted(url))
-            }
-            return
-        }
-        // A later stream start in the same run is a gapless hand-over, or a new chain of the
-        // same stream (chained Ogg), which has no URL waiting.
-        guard let next = handover.withLock({ $0.pending.isEmpty ? nil : $0.pending.removeFirst() }) else { return }
-        setCurrent(next, &control)
-        control.tags = StreamTags()
-        continuation.yield(.streamStarted(next))
-        let duration = playbin.duration
-        control.reportedDuration = duration
-        continuation.yield(.durationChanged(duration))
-    }
-
-    private func failed(_ failure: PipelineError, _ control: inout Control) {
-        let url = url(of: failure, in: control)
-        let error = PlaybackError(failure, url: url)
-        // An item prepared for a gapless hand-over fails while the current one still plays:
-        // that is not the failure of a call about the current item.
-        let isNextItem = url != nil && url != control.current && handover.withLock { $0.pending.contains(url!) }
-        let waiting = control.waiters
-        let current = control.current
-        control.waiters.removeAll()
-        stopAfterFailure(&control)
-        if waiting.isEmpty || isNextItem {
-            let stopped = PlaybackError(
-                kind: .other, url: current, message: "Stopped because the next item failed: \(error)")
-            for waiter in waiting { waiter.finish(.failed(stopped)) }
-            continuation.yield(.error(error))
-        } else {
-            for waiter in waiting { waiter.finish(.failed(error)) }
-        }
-    }
-
-    private func stopAfterFailure(_ control: inout Control) {
-        teardown(&control)
-        control.isActive = false
-        setCurrent(nil, &control)
-        control.target = .stopped
-    }
-
-    /// The URL the caller gave for the URI GStreamer names (which may escape differently).
-    private func url(of failure: PipelineError, in control: Control) -> URL? {
-        guard let uri = failure.uri, let reported = URL(string: uri) else { return control.current }
-        let candidates = [control.current].compactMap { $0 } + handover.withLock { $0.pending }
-        return candidates.first { candidate in
-            candidate.absoluteString == uri || (candidate.isFileURL && reported.isFileURL && candidate.path == reported.path)
-        } ?? reported
-    }
-
-    /// Usual GStreamer practice: hold the pipeline paused while buffering is below 100 % if
-    /// PLAYING is wanted, and resume at 100 %.
-    private func buffering(_ percent: Int, _ control: inout Control) {
-        if percent != control.bufferingPercent { continuation.yield(.buffering(percent: percent)) }
-        control.bufferingPercent = percent
-        guard control.target == .playing else { return }
-        if percent < 100 && !control.isHeldForBuffering {
-            control.isHeldForBuffering = true
-            playbin.setState(.paused)
-        } else if percent >= 100 && control.isHeldForBuffering {
-            control.isHeldForBuffering = false
-            playbin.setState(.playing)
-        }
-    }
-
-    private func report(_ state: EngineState, _ control: inout Control) {
-        guard state != control.reportedState else { return }
-        control.reportedState = state
-        continuation.yield(.stateChanged(state))
-    }
-
-    private func resolve(_ control: inout Control, where matches: (Waiter.Condition) -> Bool) {
-        let (done, remaining) = (
-            control.waiters.filter { matches($0.condition) }, control.waiters.filter { !matches($0.condition) }
-        )
-        control.waiters = remaining
-        for waiter in done { waiter.finish(.done) }
-    }
-
     // MARK: - Errors
 
-    private static let notLoaded = PlaybackError(kind: .notLoaded, url: nil, message: "Nothing is loaded")
+    static let notLoaded = PlaybackError(kind: .notLoaded, url: nil, message: "Nothing is loaded")
 
-    private static func interrupted(_ url: URL?) -> PlaybackError {
+    static func interrupted(_ url: URL?) -> PlaybackError {
         PlaybackError(kind: .other, url: url, message: "Interrupted by a later stop() or load()")
-    }
-}
-
-// MARK: - State
-
-/// What the calls and the bus thread share, under `GStreamerEngine.control`.
-private struct Control: Sendable {
-    /// Bumped by each `stop()`/`load()` call: earlier calls are superseded.
-    var epoch = 0
-    /// Bumped by each teardown of the pipeline; its marker tells the bus thread where it starts.
-    var generation = 0
-    /// The last marker the bus thread saw.
-    var busGeneration = 0
-    /// The current item; kept after `stop()`, cleared by an error.
-    var current: URL?
-    /// Whether the pipeline holds `current` (false when stopped, after an error, or empty).
-    var isActive = false
-    /// What the caller asked for last.
-    var target: EngineState = .stopped
-    var rate = 1.0
-    var bufferingPercent = 100
-    /// Paused by the engine because buffering is below 100 % while PLAYING is wanted.
-    var isHeldForBuffering = false
-    /// The URL to announce at the first STREAM_START of this generation (after a load).
-    var announcement: URL?
-    var streamStarts = 0
-    /// Seeks (and reloads) in progress: the state changes they pass through are not reported.
-    var quietSeeks = 0
-    var reportedState: EngineState = .stopped
-    var reportedDuration: Duration?
-    var mustReportDuration = false
-    var tags = StreamTags()
-    /// Calls waiting for the bus.
-    var waiters: [Waiter] = []
-}
-
-/// The hand-over state, shared by the engine and the `about-to-finish` handler.
-private final class HandoverState: Sendable {
-    private let state = Mutex(Handover())
-
-    func withLock<Result: Sendable>(_ body: (inout Handover) -> Result) -> Result {
-        state.withLock { body(&$0) }
-    }
-
-    /// The URI to hand over now, if any. On a GStreamer streaming thread, at `about-to-finish`;
-    /// `flushCount` is the output's FLUSH_STOP count at that moment.
-    func nextURI(flushCount: Int) -> String? {
-        withLock { handover in
-            if let awaited = handover.flushAwaited {
-                guard flushCount > awaited else {
-                    // Drained before the seek's flush: the seek restarts the data, which drains again.
-                    handover.missedDrain = true
-                    return nil
-                }
-                handover.flushAwaited = nil
-            }
-            // The item about to finish: a short item prepared as next can finish reading before
-            // it starts playing.
-            guard let finishing = handover.pending.last ?? handover.current else { return nil }
-            guard let next = handover.provider?(finishing) else { return nil }
-            // A missing file would fail as soon as it is prepared, cutting the current item
-            // short: refuse it here, and report it when the current item has ended.
-            if next.isFileURL && !FileManager.default.isReadableFile(atPath: next.path) {
-                let reason = FileManager.default.fileExists(atPath: next.path) ? "Cannot read the file" : "No such file"
-                handover.refused = PlaybackError(
-                    kind: .notFound, url: next, message: "Resource not found: \(reason) \"\(next.path)\"")
-                return nil
-            }
-            handover.pending.append(next)
-            return next.absoluteString
-        }
-    }
-}
-
-/// What the engine and the `about-to-finish` handler share, under `HandoverState`.
-private struct Handover: Sendable {
-    /// What plays after an item, told which one (``PlaybackEngine/setSuccessorProvider(_:)``).
-    var provider: (@Sendable (URL) -> URL?)?
-    /// The current item (as in `Control`).
-    var current: URL?
-    /// A next item refused at `about-to-finish` (a missing file): reported when the current one ends.
-    var refused: PlaybackError?
-    /// URLs given to playbin at `about-to-finish` whose STREAM_START has not come yet, in order.
-    var pending: [URL] = []
-    /// While set (a seek is being issued), a drain hands nothing over until the flush count
-    /// exceeds this: playbin would lose a seek issued after it prepared the next item.
-    var flushAwaited: Int?
-    /// A drain came while a flush was awaited.
-    var missedDrain = false
-}
-
-/// A call waiting for the bus thread to see something.
-private final class Waiter: Sendable {
-    enum Condition: Sendable, Equatable {
-        /// ASYNC_DONE: prerolled after a load.
-        case prerolled
-        /// An ASYNC_DONE numbered after the seek event with this sequence number: the seek's.
-        case seekDone(after: UInt32)
-        /// The pipeline reached this state.
-        case reached(PipelineState)
-    }
-
-    enum Outcome: Sendable {
-        case done
-        case failed(PlaybackError)
-        case timedOut
-    }
-
-    let condition: Condition
-    private let state = Mutex<(outcome: Outcome?, continuation: CheckedContinuation<Outcome, Never>?)>((nil, nil))
-    private let failureExpected = Atomic<Bool>(false)
-
-    init(_ condition: Condition) { self.condition = condition }
-
-    /// Set when the state change failed at once: the ERROR should follow promptly.
-    var expectsFailure: Bool {
-        get { failureExpected.load(ordering: .relaxed) }
-        set { failureExpected.store(newValue, ordering: .relaxed) }
-    }
-
-    /// Completes the wait; only the first outcome counts.
-    func finish(_ outcome: Outcome) {
-        let continuation = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
-            guard state.outcome == nil else { return nil }
-            state.outcome = outcome
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume(returning: outcome)
-    }
-
-    /// Waits for the outcome, or `.timedOut` after `timeout` (nil waits for ever).
-    func outcome(within timeout: Duration?) async -> Outcome {
-        let timer = timeout.map { timeout in
-            Task { [weak self] in
-                try? await Task.sleep(for: timeout)
-                if !Task.isCancelled { self?.finish(.timedOut) }
-            }
-        }
-        defer { timer?.cancel() }
-        return await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Outcome? in
-                if let outcome = state.outcome { return outcome }
-                state.continuation = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
-    }
-}
-
-
-extension PlaybackError {
-    /// The engine's reading of a GStreamer error about `url`.
-    init(_ failure: PipelineError, url: URL?) {
-        let isRemote = ["http", "https"].contains(url?.scheme?.lowercased() ?? "")
-        let kind: Kind =
-            switch failure.category {
-            case .notFound: .notFound
-            case .input: isRemote ? .network : .notFound
-            case .output: .outputDevice
-            case .decode: .unsupported
-            case .other: isRemote ? .network : .other
-            }
-        var message = failure.message
-        if message.hasSuffix(".") { message.removeLast() }
-        // libsoup 3 reports a refused or lost connection as a bare "Internal data stream error".
-        if kind == .network { message = "Network error: " + message }
-        if !failure.detail.isEmpty { message += ": " + failure.detail }
-        self.init(kind: kind, url: url, message: message)
     }
 }
