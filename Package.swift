@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "DBusTestSupport", targets: ["DBusTestSupport"]),
         .library(name: "ProcessTestSupport", targets: ["ProcessTestSupport"]),
         .library(name: "TestMedia", targets: ["TestMedia"]),
+        .library(name: "SoundServerTestSupport", targets: ["SoundServerTestSupport"]),
         .library(name: "MediaRemote", targets: ["MediaRemote"]),
         .library(name: "MPRIS", targets: ["MPRIS"]),
         .library(name: "Playback", targets: ["Playback"]),
@@ -105,8 +106,8 @@ let package = Package(
         .testTarget(
             name: "MPRISBridgeTests",
             dependencies: [
-                "AudioTags", "DBus", "DBusTestSupport", "MusicLibrary", "Playback", "ProcessTestSupport", "TestMedia",
-                "mpris-bridge",
+                "AudioTags", "DBus", "DBusTestSupport", "MusicLibrary", "Playback", "ProcessTestSupport",
+                "SoundServerTestSupport", "TestMedia", "mpris-bridge",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Python"]),
@@ -117,6 +118,8 @@ let package = Package(
         .testTarget(name: "ProcessTestSupportTests", dependencies: ["ProcessTestSupport"]),
         // Generated audio files for tests and benchmarks (gst-launch).
         .target(name: "TestMedia", dependencies: ["ProcessTestSupport"]),
+        // A private PulseAudio per test (null sinks, role corking, level meters on the outputs).
+        .target(name: "SoundServerTestSupport", dependencies: ["ProcessTestSupport"]),
         // A private dbus-daemon per test, which never outlives the test process.
         .target(
             name: "DBusTestSupport",

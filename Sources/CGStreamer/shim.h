@@ -103,6 +103,37 @@ static inline gulong cgst_connect(
     return g_signal_connect_data(instance, signal, callback, data, destroy, (GConnectFlags)0);
 }
 
+/// Gives the stream of an audio sink with `stream-properties` (pulsesink, pipewiresink) the
+/// role `role` (`media.role`, which the sound server's policy reads: role corking, routing),
+/// unless its properties name a role already. Returns whether the element takes a role.
+static inline gboolean cgst_set_stream_role(GstElement *element, const gchar *role) {
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), "stream-properties");
+    if (spec == NULL || spec->value_type != GST_TYPE_STRUCTURE) return FALSE;
+    GstStructure *properties = NULL;
+    g_object_get(element, "stream-properties", &properties, NULL);
+    if (properties != NULL && gst_structure_has_field(properties, "media.role")) {
+        gst_structure_free(properties);
+        return TRUE;
+    }
+    if (properties == NULL) properties = gst_structure_new_empty("props");
+    gst_structure_set(properties, "media.role", G_TYPE_STRING, role, NULL);
+    g_object_set(element, "stream-properties", properties, NULL);
+    gst_structure_free(properties);
+    return TRUE;
+}
+
+/// Calls `visit` for every element inside `bin`, at any depth.
+static inline void cgst_for_each_element(GstBin *bin, void (*visit)(GstElement *, gpointer), gpointer data) {
+    GstIterator *iterator = gst_bin_iterate_recurse(bin);
+    GValue item = G_VALUE_INIT;
+    while (gst_iterator_next(iterator, &item) == GST_ITERATOR_OK) {
+        visit(GST_ELEMENT(g_value_get_object(&item)), data);
+        g_value_reset(&item);
+    }
+    g_value_unset(&item);
+    gst_iterator_free(iterator);
+}
+
 /// The name of the factory that made `element` ("uridecodebin"), or NULL.
 static inline const gchar *cgst_factory_name(GstElement *element) {
     GstElementFactory *factory = gst_element_get_factory(element);

@@ -48,39 +48,18 @@ public final class PrivateBus: Sendable {
     /// The `dbus-daemon` process id.
     public let daemonPID: Int32
     /// The process id of the watchdog shell that owns the daemon.
-    public var watchdogPID: Int32 { watchdog.pid }
+    public var watchdogPID: Int32 { daemon.watchdogPID }
 
-    private let watchdog: ChildProcess
+    private let daemon: WatchedDaemon
 
     /// The absolute path of the Python interpreter that has the `dbus` module (python3-dbus).
     /// Not the `python3` first on PATH, which may be a pyenv build without it.
     public static let systemPython = "/usr/bin/python3"
 
-    /// The watchdog: `$1` is the daemon executable, `$2` `--session` or `--config-file=PATH`. Prints `pid N` and, from the daemon, the
-    /// address; then waits for end of file on stdin and kills and reaps the daemon.
-    /// SIGPIPE is ignored after the daemon starts (so the daemon keeps the default) and before
-    /// the `echo`, so a test process that already died cannot stop the shell before `read`.
-    static let watchdogScript = """
-        "$1" "$2" --nofork --nopidfile --print-address=1 &
-        daemon=$!
-        trap '' PIPE
-        trap 'kill -9 "$daemon" 2>/dev/null; wait "$daemon"; exit 0' HUP INT TERM
-        echo "pid $daemon"
-        read -r line
-        kill -9 "$daemon" 2>/dev/null
-        wait "$daemon"
-        exit 0
-        """
-
-    private init(address: String, daemonPID: Int32, watchdog: ChildProcess) {
+    private init(address: String, daemon: WatchedDaemon) {
         self.address = address
-        self.daemonPID = daemonPID
-        self.watchdog = watchdog
-    }
-
-    deinit {
-        // A bus that was never stopped: the watchdog still kills and reaps the daemon.
-        watchdog.closeStdin()
+        self.daemonPID = daemon.pid
+        self.daemon = daemon
     }
 
     /// Starts `dbus-daemon --session --nofork --nopidfile --print-address=1` under a watchdog
@@ -108,35 +87,25 @@ public final class PrivateBus: Sendable {
         else {
             throw PrivateBusError.daemonNotFound(name: daemon, searchPath: searchPath)
         }
-        let watchdog = try ChildProcess(
-            launching: "/bin/sh",
-            ["-c", watchdogScript, "private-bus-watchdog", daemonPath, configuration.map { "--config-file=\($0)" } ?? "--session"],
-            environment: environment, deliversLines: true, killsOnDeinit: false)
-
-        // The shell's "pid" line and the daemon's address may come in either order.
-        var daemonPID: Int32?
         var address: String?
         do {
-            // On timeout, ask the watchdog to kill and reap the daemon: that ends stdout too.
-            let stopDaemon: @Sendable () -> Bool = { [watchdog] in
-                watchdog.closeStdin()
-                return true
+            let daemon = try await WatchedDaemon.start(
+                daemonPath,
+                [configuration.map { "--config-file=\($0)" } ?? "--session", "--nofork", "--nopidfile", "--print-address=1"],
+                environment: environment, startupTimeout: startupTimeout
+            ) { line in
+                if !line.isEmpty { address = line }
+                return address != nil
             }
-            _ = try await watchdog.waitForLine(timeout: startupTimeout, onTimeout: stopDaemon) { line in
-                if line.hasPrefix("pid "), let pid = Int32(line.dropFirst(4)) {
-                    daemonPID = pid
-                } else if !line.isEmpty, address == nil {
-                    address = line
+            return PrivateBus(address: address!, daemon: daemon)
+        } catch let error as ChildProcessError {
+            let (stdout, stderr): (String, String) =
+                switch error {
+                case .timedOut(_, _, _, let stdout, let stderr), .outputEnded(_, _, let stdout, let stderr): (stdout, stderr)
+                default: ("", "\(error)")
                 }
-                return daemonPID != nil && address != nil
-            }
-        } catch {
-            await Self.stop(watchdog)
-            throw PrivateBusError.noAddress(
-                daemon: daemonPath, timeout: startupTimeout, stdout: watchdog.capturedStdout,
-                stderr: watchdog.capturedStderr)
+            throw PrivateBusError.noAddress(daemon: daemonPath, timeout: startupTimeout, stdout: stdout, stderr: stderr)
         }
-        return PrivateBus(address: address!, daemonPID: daemonPID!, watchdog: watchdog)
     }
 
     /// Stops the bus: closes the watchdog's stdin, so the shell kills the daemon with SIGKILL
@@ -145,19 +114,7 @@ public final class PrivateBus: Sendable {
     /// ``daemonPID`` nor ``watchdogPID`` exists any more. Idempotent; completes even in a
     /// cancelled task.
     public func stop() async {
-        await Self.stop(watchdog)
-    }
-
-    private static func stop(_ watchdog: ChildProcess) async {
-        watchdog.closeStdin()
-        // An unstructured task: it does not inherit cancellation, so a cancelled test still
-        // gives the shell its chance to reap the daemon.
-        let fallback = Task { [child = watchdog.child] in
-            do { try await Task.sleep(for: .seconds(5)) } catch { return }
-            child.kill()
-        }
-        _ = await watchdog.child.waitUntilReaped()
-        fallback.cancel()
+        await daemon.stop()
     }
 
     /// Starts a bus (see ``start(daemon:configuration:environment:startupTimeout:)``), runs

@@ -15,12 +15,17 @@ import MediaRemote
 /// - Rates: `SupportedRates`, and `CycleRate`, which moves to the next
 ///   faster supported rate and wraps from the fastest to the slowest.
 ///
+/// - Interruptions: `Interrupted` is true while the player is paused because the system
+///   gave the output to a more important stream (a call, a navigation prompt); the Player's
+///   `PlaybackStatus` says `Paused` meanwhile, as MPRIS has no other word for it.
+///
 /// Changes are signalled with `PropertiesChanged`, like the MPRIS interfaces.
 final class ExtensionInterface: Sendable {
     static let name: InterfaceName = "org.mprisbridge.Player1"
 
     let interface = Interface(ExtensionInterface.name)
     private let commands: RemoteCommandCenter
+    private let nowPlaying: NowPlayingInfoCenter
     private let feedback: [(RemoteCommand<FeedbackCommandEvent>, FeedbackProperties)]
     let radioMode: Property<Bool>
     let canSeekForward: Property<Bool>
@@ -30,6 +35,7 @@ final class ExtensionInterface: Sendable {
     let skipForwardIntervals: Property<[Double]>
     let skipBackwardIntervals: Property<[Double]>
     let supportedRates: Property<[Double]>
+    let interrupted: Property<Bool>
 
     struct FeedbackProperties: Sendable {
         let available: Property<Bool>
@@ -40,6 +46,7 @@ final class ExtensionInterface: Sendable {
 
     init(commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter) {
         self.commands = commands
+        self.nowPlaying = nowPlaying
         let interface = self.interface
 
         func declareFeedback(
@@ -111,6 +118,12 @@ final class ExtensionInterface: Sendable {
             return nowPlaying.nowPlayingInfo?.nominalRate ?? 1
         }
         supportedRates = interface.property("SupportedRates", [1.0])
+        interrupted = interface.property("Interrupted", false)
+    }
+
+    /// Follows the now-playing state: whether playback is interrupted.
+    func refreshNowPlaying() {
+        interrupted.value = nowPlaying.nowPlayingInfo?.playbackState == .interrupted
     }
 
     func refresh() {

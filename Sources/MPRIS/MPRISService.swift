@@ -219,11 +219,13 @@ public final class MPRISService: Sendable {
         root.refresh()
         player.refresh(artURL: artURL)
         extensions.refresh()
+        extensions.refreshNowPlaying()
         trackList?.refreshCommands()
     }
 
     private func refreshNowPlaying() {
         player.refreshNowPlaying(artURL: artURL)
+        extensions.refreshNowPlaying()
     }
 
     private func artURL(for artwork: MediaItemArtwork) -> URL? {

@@ -127,6 +127,21 @@ public enum PlaybackEvent: Sendable, Equatable {
     /// missing file when the current item has ended, an unplayable one as soon as it is
     /// prepared (which stops the current item about a second early).
     case error(PlaybackError)
+    /// The system took the output away for a more important stream (a call, a navigation
+    /// prompt), or gave it back. At ``Interruption/began`` the engine has paused by itself;
+    /// at ``Interruption/ended`` it stays paused, and the consumer resumes it with
+    /// ``PlaybackEngine/play()`` unless the listener paused or stopped meanwhile. A call made
+    /// during the interruption (`play()`, `pause()`, a load) ends the engine's part in it: no
+    /// `ended` follows.
+    case interruption(Interruption)
+}
+
+/// The two ends of an interruption by a more important stream (``PlaybackEvent/interruption(_:)``).
+public enum Interruption: Sendable, Equatable {
+    /// The output was taken away: the engine paused.
+    case began
+    /// The output is free again: resuming is the consumer's choice.
+    case ended
 }
 
 /// What the output is doing.

@@ -431,6 +431,11 @@ public actor QueuePlayer {
 
     private func pause() async -> RemoteCommandHandlerStatus {
         guard queue.current != nil else { return .noActionableNowPlayingItem }
+        if state == .interrupted {
+            // The engine is paused already; the end of the interruption must not resume.
+            setPosition(position, state: .paused)
+            return .success
+        }
         guard state == .playing else { return .success }
         let now = currentPosition
         if let engine {
@@ -757,6 +762,16 @@ public actor QueuePlayer {
                 return
             }
             _ = await startPlayback(resumingAt: .zero)
+        case .interruption(.began):
+            // Paused by the system, not by the listener: shown as interrupted, and resumed at the end.
+            guard state == .playing else { return }
+            logger.info("interrupted by a more important stream: paused until it ends")
+            setPosition(engine?.position ?? currentPosition, state: .interrupted)
+        case .interruption(.ended):
+            // A pause, stop or new item chosen meanwhile was the listener's word; it stands.
+            guard state == .interrupted else { return }
+            logger.info("the interruption ended: resuming")
+            _ = await startPlayback(resumingAt: position)
         case .buffering, .stateChanged:
             break
         }

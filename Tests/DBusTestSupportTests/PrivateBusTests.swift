@@ -119,9 +119,9 @@ struct PrivateBusTests {
         // Stand-in for the test process: a "feeder" holds the watchdog's stdin, and is killed.
         let harness = """
             exec 3>&1
-            sh -c 'echo "feeder $$" >&3; exec sleep 30' | sh -c "$0" private-bus-watchdog "$1" --session
+            sh -c 'echo "feeder $$" >&3; exec sleep 30' | sh -c "$0" watchdog apart "$1" --session --nofork --nopidfile --print-address=1
             """
-        let parent = try ChildProcess.spawn("/bin/sh", ["-c", harness, PrivateBus.watchdogScript, "/usr/bin/dbus-daemon"])
+        let parent = try ChildProcess.spawn("/bin/sh", ["-c", harness, WatchedDaemon.watchdogScript, "/usr/bin/dbus-daemon"])
         var feeder: Int32?
         var daemon: Int32?
         var address: String?

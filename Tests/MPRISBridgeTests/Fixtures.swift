@@ -110,17 +110,22 @@ struct DaemonFixture: Sendable {
     }
 
     /// Starts the daemon on `bus` and returns once it is ready (its queue restored or filled).
-    static func start(on bus: PrivateBus, library: GeneratedLibrary, arguments: [String] = []) async throws
-        -> DaemonFixture
-    {
+    ///
+    /// The output is `fakesink` (no sound server needed) unless `arguments` name another
+    /// `--audio-sink`; `environment` is added to the bus's (a sound server's variables, say).
+    static func start(
+        on bus: PrivateBus, library: GeneratedLibrary, arguments: [String] = [], environment: [String: String] = [:]
+    ) async throws -> DaemonFixture {
         let folder = library.folder.path
+        let sink = arguments.contains("--audio-sink") ? [] : ["--audio-sink", "fakesink sync=true"]
         // The log goes to stdout so the test can wait for its lines.
-        let process = try bus.spawn(
+        let process = try ChildProcess.spawn(
             "/bin/sh",
             [
                 "-c", "exec \"$0\" \"$@\" 2>&1", daemonExecutable, "--library", library.path, "--cache-dir",
-                folder + "/cache", "--state-dir", folder + "/state", "--audio-sink", "fakesink sync=true",
-            ] + arguments)
+                folder + "/cache", "--state-dir", folder + "/state",
+            ] + sink + arguments,
+            environment: bus.environment.merging(environment) { _, added in added })
         let fixture = DaemonFixture(bus: bus, library: library, process: process)
         _ = try await process.waitForLine(timeout: .seconds(20)) { $0.contains("ready:") }
         return fixture
@@ -128,7 +133,7 @@ struct DaemonFixture: Sendable {
 
     /// Runs a fresh library through `body` with a daemon serving it, then stops both.
     static func with(
-        library: GeneratedLibrary? = nil, arguments: [String] = [],
+        library: GeneratedLibrary? = nil, arguments: [String] = [], environment: [String: String] = [:],
         _ body: (DaemonFixture) async throws -> Void
     ) async throws {
         let library = if let library { library } else { try await GeneratedLibrary.make() }
@@ -136,7 +141,7 @@ struct DaemonFixture: Sendable {
         try await PrivateBus.with { bus in
             let scan = try await scan(library)
             #expect(scan.succeeded, "\(scan)")
-            let daemon = try await start(on: bus, library: library, arguments: arguments)
+            let daemon = try await start(on: bus, library: library, arguments: arguments, environment: environment)
             do {
                 try await body(daemon)
             } catch {

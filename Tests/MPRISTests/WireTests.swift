@@ -42,6 +42,7 @@ import Testing
                 "ext.BookmarkShortTitle": "s", "ext.RadioMode": "b", "ext.CanSeekForward": "b",
                 "ext.CanSeekBackward": "b", "ext.CanSkipForward": "b", "ext.CanSkipBackward": "b",
                 "ext.SkipForwardIntervals": "ad", "ext.SkipBackwardIntervals": "ad", "ext.SupportedRates": "ad",
+                "ext.Interrupted": "b",
             ]
             #expect(types == expected)
         }
@@ -124,7 +125,7 @@ import Testing
                  "\(repositoryRoot)/dbus/org.mpris.MediaPlayer2.TrackList.xml"])
             if hasTrackList {
                 #expect(output.status == 0, "\(output.stdout)\(output.stderr)")
-                #expect(output.stdout == "match 76 members\n")
+                #expect(output.stdout == "match 77 members\n")
             } else {
                 #expect(output.status == 1, "\(output.stderr)")
                 #expect(output.stdout == "org.mpris.MediaPlayer2.TrackList: not served\n")

@@ -125,6 +125,15 @@ struct ScriptedPlayer {
         await player.replaceQueue(with: queueItems(names), play: false)
     }
 
+    /// Events are handled in order: a failed output after them stops the player visibly, and
+    /// by then none of them may have made the engine play (calls from `since` on).
+    func expectNoPlayAfterTheEvents(since: Int) async throws {
+        let current = try #require(self.current)
+        engine.emit(.error(PlaybackError(kind: .outputDevice, url: nil, message: "marker")))
+        try await waitFor(current, .stopped)
+        #expect(!engine.calls.dropFirst(since).contains("play"), "\(engine.calls)")
+    }
+
     var current: String? { nowPlaying.nowPlayingInfo?.identifier }
     var state: PlaybackState? { nowPlaying.nowPlayingInfo?.playbackState }
 
@@ -297,6 +306,41 @@ func queueItems(_ names: [String]) -> [QueueItem] {
         _ = await p.commands.pauseCommand.perform()
         #expect(p.current == "b")
         #expect(p.state == .paused)
+    }
+
+    @Test func anInterruptionShowsInterruptedAndItsEndResumes() async throws {
+        let p = await ScriptedPlayer(["a", "b"])
+        _ = await p.commands.playCommand.perform()
+        p.engine.state.withLock { $0.playing = false }  // the engine paused itself, as it must
+        p.engine.emit(.interruption(.began))
+        try await p.waitFor("a", .interrupted)
+        #expect(!p.engine.state.withLock { $0.playing })
+        p.engine.emit(.interruption(.ended))
+        try await p.waitFor("a", .playing)
+        #expect(p.engine.state.withLock { $0.playing })
+        #expect(p.engine.calls.last == "play")
+    }
+
+    @Test func aPauseDuringAnInterruptionStandsAtItsEnd() async throws {
+        let p = await ScriptedPlayer(["a", "b"])
+        _ = await p.commands.playCommand.perform()
+        p.engine.emit(.interruption(.began))
+        try await p.waitFor("a", .interrupted)
+        _ = await p.commands.pauseCommand.perform()
+        #expect(p.state == .paused)
+        let before = p.engine.calls.count
+        p.engine.emit(.interruption(.ended))
+        try await p.expectNoPlayAfterTheEvents(since: before)
+    }
+
+    @Test func anInterruptionWhilePausedChangesNothing() async throws {
+        let p = await ScriptedPlayer(["a"])
+        _ = await p.commands.playCommand.perform()
+        _ = await p.commands.pauseCommand.perform()
+        let before = p.engine.calls.count
+        p.engine.emit(.interruption(.began))
+        p.engine.emit(.interruption(.ended))
+        try await p.expectNoPlayAfterTheEvents(since: before)
     }
 
     @Test func previousRestartsTheItemPastThreeSeconds() async throws {

@@ -39,6 +39,9 @@ struct PipelineRun: Sendable {
     var bufferingPercent = 100
     /// Paused by the engine because buffering is below 100 % while PLAYING is wanted.
     var isHeldForBuffering = false
+    /// Paused by the engine because the sound server corked the output; cleared by the end
+    /// of the interruption or by any call that changes the state.
+    var isInterrupted = false
     /// The URL to announce at the run's first STREAM_START (after a load).
     var announcement: URL?
     var streamStarts = 0

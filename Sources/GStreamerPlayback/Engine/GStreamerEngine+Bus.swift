@@ -83,6 +83,8 @@ extension GStreamerEngine {
                 }
             case .latency:
                 playbin.recalculateLatency()
+            case .stateRequested(let requested):
+                interruption(requesting: requested, &control)
             }
         }
     }
@@ -155,6 +157,27 @@ extension GStreamerEngine {
         } else if percent >= 100 && control.run.isHeldForBuffering {
             control.run.isHeldForBuffering = false
             playbin.setState(.playing)
+        }
+    }
+
+    /// The sound server corked the output for a more important stream (it asks for PAUSED) or
+    /// uncorked it (PLAYING). Only playback that the engine paused for it is given back, and
+    /// only as an event: resuming is the consumer's choice (the listener may have paused).
+    func interruption(requesting requested: PipelineState, _ control: inout Control) {
+        switch requested {
+        case .paused:
+            guard control.isActive, control.target == .playing else { return }
+            control.target = .paused
+            control.run.isInterrupted = true
+            control.run.isHeldForBuffering = false
+            playbin.setState(.paused)
+            continuation.yield(.interruption(.began))
+        case .playing:
+            guard control.run.isInterrupted else { return }
+            control.run.isInterrupted = false
+            continuation.yield(.interruption(.ended))
+        default:
+            break
         }
     }
 

@@ -276,6 +276,8 @@ public final class GStreamerEngine: PlaybackEngine {
         let waiter = try withControl(epoch) { control throws(PlaybackError) -> Waiter? in
             guard control.isActive else { throw Self.notLoaded }
             control.target = state
+            // The listener decided: an interruption under way no longer resumes anything.
+            control.run.isInterrupted = false
             let pipelineState: PipelineState = state == .playing ? .playing : .paused
             if state == .paused { control.run.isHeldForBuffering = false }
             let (current, pending) = playbin.state

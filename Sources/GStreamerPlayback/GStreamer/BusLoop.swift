@@ -23,7 +23,7 @@ final class BusLoop: @unchecked Sendable {  // the pointers are immutable and GS
         let types = [
             GST_MESSAGE_STATE_CHANGED, GST_MESSAGE_ASYNC_DONE, GST_MESSAGE_STREAM_START, GST_MESSAGE_EOS,
             GST_MESSAGE_ERROR, GST_MESSAGE_TAG, GST_MESSAGE_BUFFERING, GST_MESSAGE_DURATION_CHANGED,
-            GST_MESSAGE_CLOCK_LOST, GST_MESSAGE_LATENCY, GST_MESSAGE_APPLICATION,
+            GST_MESSAGE_CLOCK_LOST, GST_MESSAGE_LATENCY, GST_MESSAGE_APPLICATION, GST_MESSAGE_REQUEST_STATE,
         ]
         return GstMessageType(rawValue: types.reduce(0) { $0 | $1.rawValue })
     }()
@@ -104,6 +104,11 @@ final class BusLoop: @unchecked Sendable {  // the pointers are immutable and GS
             return .clockLost
         case GST_MESSAGE_LATENCY:
             return .latency
+        case GST_MESSAGE_REQUEST_STATE:
+            // The sound server corks or uncorks the output (an interruption: a call, navigation).
+            var state = GST_STATE_VOID_PENDING
+            gst_message_parse_request_state(message, &state)
+            return .stateRequested(PipelineState(state))
         default:
             return nil
         }

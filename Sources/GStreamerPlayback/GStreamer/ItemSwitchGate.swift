@@ -166,3 +166,23 @@ let releaseSwitchGate: GClosureNotify = { data, _ in
     guard let data else { return }
     Unmanaged<ItemSwitchGate>.fromOpaque(data).release()
 }
+
+// MARK: - The stream's role
+
+/// Gives an audio sink's stream the role of music, in the sound server's words: PulseAudio's
+/// role corking (and PipeWire's policy) then pauses it for a call or a navigation prompt, by a
+/// REQUEST_STATE message on the bus. pulsesink (PulseAudio, or PipeWire's pulse server) names
+/// roles in lower case; PipeWire's own sink capitalises them.
+let giveStreamRole: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { element, _ in
+    guard let element else { return }
+    let factory = cgst_factory_name(element).map { String(cString: $0) }
+    _ = cgst_set_stream_role(element, factory == "pipewiresink" ? "Music" : "music")
+}
+
+/// An element was added inside the audio sink, at any depth: autoaudiosink adds the sink it
+/// picked when it goes to READY, before the sink opens its stream.
+let sinkElementAdded: @convention(c) (
+    UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstElement>?, gpointer?
+) -> Void = { _, _, element, _ in
+    giveStreamRole(element, nil)
+}

@@ -96,6 +96,10 @@ enum BusMessage: Sendable, Equatable {
     case latency
     /// A marker posted by ``Playbin/postMarker(_:)``.
     case marker(Int)
+    /// An element asks the application to move the pipeline to a state: the audio sink does
+    /// when the sound server corks its stream for a more important one (PAUSED) and uncorks it
+    /// afterwards (PLAYING).
+    case stateRequested(PipelineState)
 }
 
 /// A buffer that reached the audio output: what it holds, and when it plays by the pipeline

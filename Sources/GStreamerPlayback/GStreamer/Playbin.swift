@@ -72,6 +72,11 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
                 kind: .invalidArgument, url: nil, message: "Invalid audio sink \"\(description)\": it takes no input")
         }
         self.volumeElement = volumeElement
+        // The sinks in the description have their role now; one an autodetecting sink picks
+        // later gets it as it is added.
+        cgst_for_each_element(binPointer(sink), giveStreamRole, nil)
+        _ = cgst_connect(
+            gpointer(sink), "deep-element-added", unsafeBitCast(sinkElementAdded, to: GCallback.self), nil, nil)
         // Every flushing seek's FLUSH_STOP passes the output's input pad synchronously, before
         // the data that follows the seek: the engine orders `about-to-finish` against it.
         _ = gst_pad_add_probe(

@@ -6,11 +6,12 @@ Usage: bridge_client.py BUS_NAME OPERATION...   (one output line per operation)
   tracks                    the TrackList's track ids, space-separated
   titles                    the title of every track in the TrackList, in order, joined by |
   current                   the current track's id and title: `ID TITLE`
-IFACE is root, player or tracklist; T:V is a typed value: s:text (%20 for a space), o:/path, b:true, x:5.
+IFACE is root, player, tracklist or bridge (org.mprisbridge.Player1); T:V is a typed value: s:text (%20 for a space), o:/path, b:true, x:5.
 
 Usage: bridge_client.py BUS_NAME watch
   prints READY once subscribed, then one line per signal:
   changed player Name=value,…         (Metadata shows as its xesam:title)
+  changed bridge Name=value,…         (org.mprisbridge.Player1)
   seeked <µs>
   added <id> after <id> | removed <id> | replaced <n> current <id> | metadata <id> <title>
 """
@@ -18,7 +19,7 @@ import sys
 import dbus
 
 IFACES = {"root": "org.mpris.MediaPlayer2", "player": "org.mpris.MediaPlayer2.Player",
-          "tracklist": "org.mpris.MediaPlayer2.TrackList"}
+          "tracklist": "org.mpris.MediaPlayer2.TrackList", "bridge": "org.mprisbridge.Player1"}
 PATH = "/org/mpris/MediaPlayer2"
 
 
@@ -85,8 +86,10 @@ def watch(bus, name):
     owner = bus.get_name_owner(name)
 
     def changed(interface, values, invalidated, path=None):
-        if path == PATH and interface == IFACES["player"]:
-            print("changed player " + ",".join(k + "=" + show(values[k]) for k in sorted(values)), flush=True)
+        for short in ("player", "bridge"):
+            if path == PATH and interface == IFACES[short]:
+                print("changed " + short + " " + ",".join(k + "=" + show(values[k]) for k in sorted(values)),
+                      flush=True)
 
     def on(member, render):
         bus.add_signal_receiver(lambda *a, **k: print(render(*a), flush=True), member, IFACES["tracklist"], owner,

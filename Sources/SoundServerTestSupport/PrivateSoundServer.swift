@@ -1,0 +1,295 @@
+import Glibc
+import ProcessTestSupport
+
+/// Why a private sound server could not be started.
+public enum PrivateSoundServerError: Error, Sendable, CustomStringConvertible {
+    /// No `pulseaudio` executable (install the `pulseaudio` package).
+    case serverNotFound
+    /// The server did not say it was ready; what it printed is attached.
+    case notReady(output: String)
+
+    public var description: String {
+        switch self {
+        case .serverNotFound:
+            return "pulseaudio not found; install the pulseaudio and pulseaudio-utils packages"
+        case .notReady(let output):
+            return "pulseaudio did not start:\n\(output)"
+        }
+    }
+}
+
+/// A PulseAudio server of a test's own, with null sinks and no hardware: what a player's audio
+/// session is tested against (corking for a call, output routes, levels on the output).
+///
+/// ```swift
+/// let server = try await PrivateSoundServer.start()
+/// defer { Task { await server.stop() } }
+/// let sinks = try await server.run("pactl", ["list", "short", "sinks"]).check()
+/// ```
+///
+/// Clients reach it, and only it, through ``environment`` (the server's socket, no autospawn
+/// of the user's own server). It never outlives the test process (``WatchedDaemon``).
+public final class PrivateSoundServer: Sendable {
+    /// A null sink: an output that plays to nothing, whose monitor source records what it plays.
+    public struct Sink: Sendable, Equatable {
+        /// The sink's name (`pactl`, `pulsesink device=`); its monitor is `<name>.monitor`.
+        public var name: String
+        /// The name people see (`device.description`).
+        public var description: String
+
+        public init(name: String, description: String) {
+            self.name = name
+            self.description = description
+        }
+    }
+
+    /// The sinks the server was started with; the first is the default.
+    public let sinks: [Sink]
+    /// The server's process id.
+    public var pid: Int32 { daemon.pid }
+
+    private let daemon: WatchedDaemon
+    private let folder: TemporaryDirectory
+
+    /// What a client needs to reach this server and no other: the test process's environment
+    /// with the server's socket in `PULSE_SERVER` and a client configuration that never starts
+    /// a server of its own.
+    public var environment: [String: String] {
+        var environment = currentEnvironment()
+        for (key, value) in clientVariables { environment[key] = value }
+        return environment
+    }
+
+    /// The variables of ``environment`` that point a client at this server, to add to another
+    /// environment (a private bus's, say).
+    public var clientVariables: [String: String] {
+        [
+            "PULSE_SERVER": "unix:" + folder.path + "/run/pulse/native",
+            "PULSE_CLIENTCONFIG": folder.path + "/client.conf",
+            "XDG_RUNTIME_DIR": folder.path + "/run",
+        ]
+    }
+
+    private init(sinks: [Sink], daemon: WatchedDaemon, folder: TemporaryDirectory) {
+        self.sinks = sinks
+        self.daemon = daemon
+        self.folder = folder
+    }
+
+    /// Starts `pulseaudio` with `sinks` (null sinks) and role corking (a stream whose
+    /// `media.role` is `phone` corks those whose role is `music`), and returns once it accepts
+    /// clients (a few tens of milliseconds).
+    ///
+    /// It runs without real-time scheduling, so it cannot starve the tests around it, and with
+    /// its runtime and home folders in a temporary folder of its own.
+    public static func start(
+        sinks: [Sink] = [
+            Sink(name: "speakers", description: "Speakers"), Sink(name: "headphones", description: "Headphones"),
+        ],
+        startupTimeout: Duration = .seconds(10)
+    ) async throws -> PrivateSoundServer {
+        precondition(!sinks.isEmpty, "a sound server needs a sink")
+        let candidates: [String] = ["/usr/bin/pulseaudio", "/bin/pulseaudio"]
+        guard let executable = candidates.first(where: { path in access(path, X_OK) == 0 }) else {
+            throw PrivateSoundServerError.serverNotFound
+        }
+        let folder = try TemporaryDirectory(prefix: "sound-server")
+        for sub in ["/run", "/home"] { mkdir(folder.path + sub, 0o700) }
+        var script = ".fail\n"
+        for sink in sinks {
+            let description = sink.description.replacing(" ", with: "\\ ")
+            script += "load-module module-null-sink sink_name=\(sink.name) rate=48000 sink_properties=device.description=\"\(description)\"\n"
+        }
+        script += "set-default-sink \(sinks[0].name)\n"
+        script += "load-module module-role-cork trigger_roles=phone cork_roles=music\n"
+        // The socket last: once a client can connect, every sink exists.
+        script += "load-module module-native-protocol-unix auth-anonymous=1\n"
+        try write(script, to: folder.path + "/server.pa")
+        try write("autospawn = no\n", to: folder.path + "/client.conf")
+
+        var environment = currentEnvironment()
+        environment["XDG_RUNTIME_DIR"] = folder.path + "/run"
+        environment["HOME"] = folder.path + "/home"
+        // No bus: the server must not find or register with the machine's session.
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
+        for key in ["PULSE_SERVER", "PULSE_SINK", "PULSE_SOURCE", "PULSE_PROP", "PULSE_COOKIE"] { environment[key] = nil }
+        do {
+            let daemon = try await WatchedDaemon.start(
+                executable,
+                [
+                    "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disallow-exit=no",
+                    "--realtime=no", "--high-priority=no", "--log-target=stderr", "--log-level=info",
+                    "-F", folder.path + "/server.pa",
+                ],
+                environment: environment, mergingStderr: true, startupTimeout: startupTimeout
+            ) { line in line.contains("Daemon startup complete.") }
+            return PrivateSoundServer(sinks: sinks, daemon: daemon, folder: folder)
+        } catch let error as ChildProcessError {
+            folder.remove()
+            let output: String =
+                switch error {
+                case .timedOut(_, _, _, let stdout, _), .outputEnded(_, _, let stdout, _): stdout
+                default: "\(error)"
+                }
+            throw PrivateSoundServerError.notReady(output: output)
+        }
+    }
+
+    /// Stops the server (see ``WatchedDaemon/stop()``) and removes its folder. Idempotent.
+    public func stop() async {
+        await daemon.stop()
+        folder.remove()
+    }
+
+    /// Runs a client of this server to completion (`pactl`, `paplay`), with ``environment``.
+    public func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(30)) async throws
+        -> ProcessOutput
+    {
+        try await ChildProcess.run(executable, arguments, environment: environment, timeout: timeout)
+    }
+
+    /// Starts a long-running client of this server, with ``environment``.
+    public func spawn(_ executable: String, _ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess.spawn(executable, arguments, environment: environment)
+    }
+
+    /// Starts a stream with the role of a phone call (silence, for ever), which corks every
+    /// music stream until the call ends: kill the process it returns.
+    public func startCall() throws -> ChildProcess {
+        try spawn("pacat", ["--playback", "--property=media.role=phone", "--property=application.name=call", "/dev/zero"])
+    }
+
+    /// Whether a stream of this application's is playing on the server, and whether corked.
+    public func streams() async throws -> [PlaybackStream] {
+        let listing = try await run("pactl", ["list", "sink-inputs"]).check().stdout
+        return PlaybackStream.parse(listing, sinks: try await sinkIndexes())
+    }
+
+    /// The server's sinks by their index, as `pactl list sink-inputs` names them.
+    private func sinkIndexes() async throws -> [String: String] {
+        let listing = try await run("pactl", ["list", "short", "sinks"]).check().stdout
+        var names: [String: String] = [:]
+        for line in listing.split(separator: "\n") {
+            let fields = line.split(separator: "\t")
+            if fields.count >= 2 { names[String(fields[0])] = String(fields[1]) }
+        }
+        return names
+    }
+
+    /// Starts a meter on `sink`'s monitor: each line of its ``LevelMeter/levels`` is the
+    /// loudness of what the sink played over a tenth of a second.
+    public func meter(_ sink: String) async throws -> LevelMeter {
+        try await LevelMeter.start(on: sink + ".monitor", environment: environment)
+    }
+
+    private static func write(_ text: String, to path: String) throws {
+        guard let file = fopen(path, "w") else { throw PrivateSoundServerError.notReady(output: "cannot write \(path)") }
+        defer { fclose(file) }
+        fputs(text, file)
+    }
+}
+
+/// A stream playing on the server (`pactl list sink-inputs`).
+public struct PlaybackStream: Sendable, Equatable {
+    /// The sink it plays on, by name.
+    public var sink: String?
+    /// Its `media.role`, if it has one.
+    public var role: String?
+    /// Whether the server corked it (paused it for a more important stream, or its client did).
+    public var isCorked: Bool
+    /// The client's `application.name`.
+    public var application: String?
+
+    static func parse(_ listing: String, sinks: [String: String]) -> [PlaybackStream] {
+        var streams: [PlaybackStream] = []
+        // `split` leaves out the empty text before the first block.
+        for block in listing.split(separator: "Sink Input #") {
+            var stream = PlaybackStream(sink: nil, role: nil, isCorked: false, application: nil)
+            for rawLine in block.split(separator: "\n") {
+                let line = rawLine.drop { $0 == " " || $0 == "\t" }
+                if line.hasPrefix("Sink: ") { stream.sink = sinks[String(line.dropFirst(6))] }
+                if line.hasPrefix("Corked: ") { stream.isCorked = line.hasSuffix("yes") }
+                if line.hasPrefix("media.role = ") { stream.role = quoted(line) }
+                if line.hasPrefix("application.name = ") { stream.application = quoted(line) }
+            }
+            streams.append(stream)
+        }
+        return streams
+    }
+
+    private static func quoted(_ line: Substring) -> String? {
+        guard let start = line.firstIndex(of: "\""), let end = line.lastIndex(of: "\""), start < end else { return nil }
+        return String(line[line.index(after: start)..<end])
+    }
+}
+
+/// Measures what a sink plays: GStreamer's `level` on its monitor source (`gst-launch-1.0
+/// pulsesrc ! level`), which reports every tenth of a second. A meter is started once per
+/// test and read as it goes.
+public final class LevelMeter: Sendable {
+    /// One reading: the loudest channel's RMS level over the interval, in dBFS (0 is full
+    /// scale; silence reads below -90), and when it ends on the meter's clock, in seconds.
+    public struct Reading: Sendable, Equatable {
+        public var rms: Double
+        public var time: Double
+    }
+
+    private let process: ChildProcess
+
+    private init(process: ChildProcess) { self.process = process }
+
+    deinit { process.kill() }
+
+    static func start(on source: String, environment: [String: String]) async throws -> LevelMeter {
+        let process = try ChildProcess.spawn(
+            "gst-launch-1.0",
+            [
+                "-m", "pulsesrc", "device=\(source)", "!", "audio/x-raw,rate=48000,channels=2", "!", "level",
+                "interval=100000000", "post-messages=true", "!", "fakesink", "sync=false",
+            ], environment: environment)
+        let meter = LevelMeter(process: process)
+        // Running once the first reading comes.
+        _ = try await meter.next(timeout: .seconds(10))
+        return meter
+    }
+
+    /// Waits for the next reading.
+    public func next(timeout: Duration = .seconds(10)) async throws -> Reading {
+        var reading: Reading?
+        _ = try await process.waitForLine(timeout: timeout) { line in
+            reading = Self.parse(line)
+            return reading != nil
+        }
+        return reading!
+    }
+
+    /// Reads until `accept` takes a reading, and returns it; throws after `timeout`.
+    public func waitFor(timeout: Duration = .seconds(10), _ accept: (Reading) -> Bool) async throws -> Reading {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let reading = try await next(timeout: max(deadline - .now, .milliseconds(1)))
+            if accept(reading) { return reading }
+        }
+    }
+
+    /// Stops the meter.
+    public func stop() async {
+        process.kill()
+        _ = await process.waitForExit()
+    }
+
+    /// A `level` element message as `gst-launch-1.0 -m` prints it: `… endtime=(guint64)N, …
+    /// rms=(double){ -20.1, -20.2 }, …`.
+    static func parse(_ line: String) -> Reading? {
+        guard line.contains("level"), let rmsRange = line.firstRange(of: "rms=(double){") else { return nil }
+        let values = line[rmsRange.upperBound...].prefix { $0 != "}" }
+            .split(separator: ",").compactMap { Double($0.filter { $0 != " " }) }
+        guard let loudest = values.max() else { return nil }
+        var time = 0.0
+        if let end = line.firstRange(of: "endtime=(guint64)") {
+            let digits = line[end.upperBound...].prefix { $0.isNumber }
+            time = (Double(digits) ?? 0) / 1e9
+        }
+        return Reading(rms: loudest, time: time)
+    }
+}
