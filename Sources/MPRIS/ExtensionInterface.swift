@@ -15,6 +15,10 @@ import MediaRemote
 /// - Rates: `SupportedRates`, and `CycleRate`, which moves to the next
 ///   faster supported rate and wraps from the fastest to the slowest.
 ///
+/// - The audio session: `OutputRoutes` (identifier and name of each output a listener can
+///   choose), `OutputRoute` (the one in use; empty for the system's default) and
+///   `SelectOutputRoute`, with `CanSelectOutputRoute`; `ReplayGain` (`off`, `track` or
+///   `album`, written to choose), with `CanSetReplayGain`.
 /// - Interruptions: `Interrupted` is true while the player is paused because the system
 ///   gave the output to a more important stream (a call, a navigation prompt); the Player's
 ///   `PlaybackStatus` says `Paused` meanwhile, as MPRIS has no other word for it.
@@ -26,6 +30,7 @@ final class ExtensionInterface: Sendable {
     let interface = Interface(ExtensionInterface.name)
     private let commands: RemoteCommandCenter
     private let nowPlaying: NowPlayingInfoCenter
+    private let audioSession: AudioSession?
     private let feedback: [(RemoteCommand<FeedbackCommandEvent>, FeedbackProperties)]
     let radioMode: Property<Bool>
     let canSeekForward: Property<Bool>
@@ -36,6 +41,28 @@ final class ExtensionInterface: Sendable {
     let skipBackwardIntervals: Property<[Double]>
     let supportedRates: Property<[Double]>
     let interrupted: Property<Bool>
+    let outputRoutes: Property<[RouteEntry]>
+    let outputRoute: Property<String>
+    let canSelectOutputRoute: Property<Bool>
+    let replayGain: Property<String>
+    let canSetReplayGain: Property<Bool>
+
+    /// An output as `OutputRoutes` lists it: `(identifier, name)`.
+    struct RouteEntry: DBusRepresentable, Equatable {
+        var identifier: String
+        var name: String
+
+        static var dbusType: DBusType { .structure([.string, .string]) }
+        var dbusValue: DBusValue { .structure([identifier.dbusValue, name.dbusValue]) }
+        init(identifier: String, name: String) {
+            self.identifier = identifier
+            self.name = name
+        }
+        init(dbusValue: DBusValue) throws {
+            let fields = try dbusValue.structureFields(count: 2)
+            (identifier, name) = (try String(dbusValue: fields[0]), try String(dbusValue: fields[1]))
+        }
+    }
 
     struct FeedbackProperties: Sendable {
         let available: Property<Bool>
@@ -44,9 +71,10 @@ final class ExtensionInterface: Sendable {
         let shortTitle: Property<String>
     }
 
-    init(commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter) {
+    init(commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter, audioSession: AudioSession?) {
         self.commands = commands
         self.nowPlaying = nowPlaying
+        self.audioSession = audioSession
         let interface = self.interface
 
         func declareFeedback(
@@ -119,6 +147,48 @@ final class ExtensionInterface: Sendable {
         }
         supportedRates = interface.property("SupportedRates", [1.0])
         interrupted = interface.property("Interrupted", false)
+
+        interface.method("SelectOutputRoute", arguments: ["Identifier"]) { (identifier: String) async throws in
+            guard let audioSession else { throw DBusError(.notSupported, "The player cannot choose its audio output.") }
+            do throws(AudioSession.RequestError) {
+                try await audioSession.selectOutputRoute(identifier)
+            } catch {
+                throw Self.dbusError(error)
+            }
+        }
+        outputRoutes = interface.property("OutputRoutes", [RouteEntry]())
+        outputRoute = interface.property("OutputRoute", "")
+        canSelectOutputRoute = interface.property("CanSelectOutputRoute", false)
+        replayGain = interface.property("ReplayGain", "off", access: .readWrite) { (requested: String) async throws in
+            guard let audioSession else { throw DBusError(.notSupported, "The player has no ReplayGain.") }
+            do throws(AudioSession.RequestError) {
+                try await audioSession.setReplayGain(requested)
+            } catch {
+                throw Self.dbusError(error)
+            }
+            return audioSession.replayGain.rawValue
+        }
+        canSetReplayGain = interface.property("CanSetReplayGain", false)
+    }
+
+    private static func dbusError(_ error: AudioSession.RequestError) -> DBusError {
+        switch error {
+        case .notSupported(let reason): DBusError(.notSupported, reason + ".")
+        case .invalidArgument(let reason): DBusError(.invalidArgs, reason + ".")
+        case .failed(let reason): DBusError(CommandError.commandFailed, reason + ".")
+        }
+    }
+
+    /// Follows the audio session: outputs, the one in use, ReplayGain.
+    func refreshAudioSession() {
+        guard let audioSession else { return }
+        interface.batch {
+            outputRoutes.value = audioSession.outputRoutes.map { RouteEntry(identifier: $0.identifier, name: $0.name) }
+            outputRoute.value = audioSession.currentOutputRoute ?? ""
+            canSelectOutputRoute.value = audioSession.canSelectOutputRoute
+            replayGain.value = audioSession.replayGain.rawValue
+            canSetReplayGain.value = audioSession.canSetReplayGain
+        }
     }
 
     /// Follows the now-playing state: whether playback is interrupted.

@@ -94,6 +94,8 @@ public final class MPRISService: Sendable {
     /// The app's browsable content, whose playable containers at
     /// ``MPRISConfiguration/playlistLocations`` are offered as playlists.
     public let content: PlayableContentManager?
+    /// The app's outputs and ReplayGain, if it offers them.
+    public let audioSession: AudioSession?
 
     private let root: RootInterface
     private let player: PlayerInterface
@@ -111,19 +113,23 @@ public final class MPRISService: Sendable {
 
     /// Builds the interfaces. Throws `InvalidArgs` when `playerName` cannot end a bus name.
     ///
-    /// - Parameter content: the app's content tree; with
-    ///   ``MPRISConfiguration/playlistLocations`` it makes the Playlists interface.
+    /// - Parameters:
+    ///   - content: the app's content tree; with
+    ///     ``MPRISConfiguration/playlistLocations`` it makes the Playlists interface.
+    ///   - audioSession: the app's outputs and ReplayGain, served on `org.mprisbridge.Player1`;
+    ///     without one, those properties keep their defaults and choosing is refused.
     public init(
         configuration: MPRISConfiguration, commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter,
-        content: PlayableContentManager? = nil
+        content: PlayableContentManager? = nil, audioSession: AudioSession? = nil
     ) throws {
         requestedName = try BusName(validating: "org.mpris.MediaPlayer2.\(configuration.playerName)")
         self.commands = commands
         self.nowPlaying = nowPlaying
         self.content = content
+        self.audioSession = audioSession
         root = RootInterface(configuration: configuration, commands: commands)
         player = PlayerInterface(commands: commands, nowPlaying: nowPlaying)
-        extensions = ExtensionInterface(commands: commands, nowPlaying: nowPlaying)
+        extensions = ExtensionInterface(commands: commands, nowPlaying: nowPlaying, audioSession: audioSession)
         let artwork = ArtworkCache(
             directory: configuration.artworkCacheDirectory
                 ?? ArtworkCache.defaultDirectory(environment: Self.environment(["XDG_CACHE_HOME", "HOME"])))
@@ -169,6 +175,11 @@ public final class MPRISService: Sendable {
                 }
             },
         ]
+        if let audioSession {
+            let extensions = self.extensions
+            observations.append(audioSession.observe { extensions.refreshAudioSession() })
+            extensions.refreshAudioSession()
+        }
         if let trackList {
             // Observing before the first refresh, so no change of the queue falls in between.
             observations.append(nowPlaying.observeQueue { _ in trackList.refreshQueue() })
