@@ -117,7 +117,8 @@ import Testing
             _ = try await daemon.playerctl("position", "10")
             _ = try await daemon.playerctl("pause")
             let paused = try await Self.position(daemon)
-            #expect(abs(paused - 10) < 0.5, "paused at \(paused)")
+            // 10 s and however long it played on before the pause (long on a loaded machine).
+            #expect(paused >= 10 && paused < 12, "paused at \(paused)")
             let progress = try await Self.waitForProgress(daemon, chapter, watcher: watcher, album: Self.book) {
                 abs($0 - paused / 30) < 0.02
             }
