@@ -86,10 +86,12 @@ let package = Package(
         // A music folder's index: tracks, albums, artwork and playlists, persisted in SQLite.
         .target(
             name: "MusicLibrary",
-            dependencies: ["AudioTags", "CSQLite", "Digest", "GStreamerPlayback", "MediaRemote"]),
+            dependencies: ["AudioTags", "CSQLite", "Digest", "GStreamerPlayback", "MediaRemote", "Playback"]),
         .testTarget(
             name: "MusicLibraryTests",
-            dependencies: ["MusicLibrary", "AudioTags", "GStreamerPlayback", "MediaRemote", "ProcessTestSupport", "TestMedia"]),
+            dependencies: [
+                "MusicLibrary", "AudioTags", "GStreamerPlayback", "MediaRemote", "Playback", "ProcessTestSupport", "TestMedia",
+            ]),
         // glibc's malloc extensions, for the daemon to give freed memory back.
         .systemLibrary(name: "CMalloc"),
         // The daemon: indexes a music folder, plays it and serves it over MPRIS.

@@ -99,6 +99,9 @@ public final class LibraryContent: PlayableContentDataSource {
     /// The current snapshot and status; held only to copy them out.
     let state: Mutex<State>
     private let artworkOf: @Sendable (Track) -> MediaItemArtwork?
+    /// Which tracks remember where they were left: their rows show ``ContentItem/playbackProgress``.
+    public let resumePolicy: ResumePolicy
+    private let progressOf: @Sendable (Track) -> Double?
 
     /// Builds the tree of `tracks` and `playlists`, kept in memory, with status
     /// ``Status/ready``: set ``Status/indexing`` before the first scan of an empty index.
@@ -111,13 +114,24 @@ public final class LibraryContent: PlayableContentDataSource {
     ///     album or artist, with the track whose cover stands for it), from any thread, so it
     ///     must be quick and must not read files: an embedded cover is
     ///     ``MediaItemArtwork/requested(identifier:load:)``, read when a remote shows it.
+    ///   - resumePolicy: which tracks remember where they were left. Their rows show
+    ///     `playbackProgress`, and the containers that list one show their children's progress
+    ///     (``childItemsDisplayPlaybackProgress(at:)``); every other row's progress is nil.
+    ///   - playbackProgress: how much of such a track was played, 0 to 1, or nil when it never
+    ///     was; called as its row is read, from any thread, so it must answer from memory.
     public init(
         tracks: [Track], playlists: [Playlist], libraryName: String,
-        artwork: @escaping @Sendable (Track) -> MediaItemArtwork?
+        artwork: @escaping @Sendable (Track) -> MediaItemArtwork?, resumePolicy: ResumePolicy = .none,
+        playbackProgress: @escaping @Sendable (Track) -> Double? = { _ in nil }
     ) {
         self.libraryName = libraryName
         self.artworkOf = artwork
-        state = Mutex(State(model: LibraryContentModel(tracks: tracks, playlists: playlists, reader: nil), status: .ready))
+        self.resumePolicy = resumePolicy
+        self.progressOf = playbackProgress
+        state = Mutex(
+            State(
+                model: LibraryContentModel(tracks: tracks, playlists: playlists, reader: nil, resumePolicy: resumePolicy),
+                status: .ready))
     }
 
     /// Builds the tree of what `library`'s index holds now, with status ``Status/ready``.
@@ -126,15 +140,19 @@ public final class LibraryContent: PlayableContentDataSource {
     /// from the index when its row is shown, keeping the last few hundred, so a tree of
     /// 50,000 tracks costs a few megabytes. ``update(from:)`` rebuilds it after a scan.
     ///
-    /// - Parameters: see ``init(tracks:playlists:libraryName:artwork:)``.
+    /// - Parameters: see ``init(tracks:playlists:libraryName:artwork:resumePolicy:playbackProgress:)``.
     /// - Throws: ``MusicLibraryError/index(_:)`` when the index cannot be read.
     public init(
-        library: MusicLibrary, libraryName: String, artwork: @escaping @Sendable (Track) -> MediaItemArtwork?
+        library: MusicLibrary, libraryName: String, artwork: @escaping @Sendable (Track) -> MediaItemArtwork?,
+        resumePolicy: ResumePolicy = .none, playbackProgress: @escaping @Sendable (Track) -> Double? = { _ in nil }
     ) throws {
         self.libraryName = libraryName
         self.artworkOf = artwork
+        self.resumePolicy = resumePolicy
+        self.progressOf = playbackProgress
         let model = LibraryContentModel(
-            tracks: try library.trackOutlines(), playlists: try library.playlists(), reader: Self.reader(of: library))
+            tracks: try library.trackOutlines(), playlists: try library.playlists(), reader: Self.reader(of: library),
+            resumePolicy: resumePolicy)
         state = Mutex(State(model: model, status: .ready))
     }
 
@@ -164,7 +182,8 @@ public final class LibraryContent: PlayableContentDataSource {
     /// The containers whose rows differ between the two trees are told to the manager when the
     /// batch ends (``changedContainerIdentifiers()``), so it reads again only those.
     public func update(tracks: [Track], playlists: [Playlist]) {
-        replaceModel(with: LibraryContentModel(tracks: tracks, playlists: playlists, reader: nil))
+        replaceModel(
+            with: LibraryContentModel(tracks: tracks, playlists: playlists, reader: nil, resumePolicy: resumePolicy))
     }
 
     /// Replaces the tree with one built from what `library`'s index holds now (a scan's
@@ -175,7 +194,47 @@ public final class LibraryContent: PlayableContentDataSource {
     public func update(from library: MusicLibrary) throws {
         replaceModel(
             with: LibraryContentModel(
-                tracks: try library.trackOutlines(), playlists: try library.playlists(), reader: Self.reader(of: library)))
+                tracks: try library.trackOutlines(), playlists: try library.playlists(), reader: Self.reader(of: library),
+                resumePolicy: resumePolicy))
+    }
+
+    /// Tells the manager, at the end of its batch of updates, that the progress of the tracks
+    /// `ids` changed: the containers listing them (album, folder, the Tracks tab, playlists) are
+    /// read again, and remotes hear `Updated` for them. Call it between the manager's
+    /// ``PlayableContentManager/beginUpdates()`` and ``PlayableContentManager/endUpdates()``;
+    /// tracks the tree does not have, or that do not remember their position, are ignored.
+    /// O(ids), and O(playlist entries) when the library has playlists.
+    public func playbackProgressChanged(ofTracks ids: some Sequence<Track.ID>) {
+        let model = snapshot.0
+        let tracks = Set(ids.compactMap { model.rows.index(ofID: $0) }.filter { model.resumable.contains($0) })
+        guard !tracks.isEmpty else { return }
+        var containers: Set<String> = [Tab.tracks.identifier]
+        for track in tracks {
+            let place = model.places[track]
+            containers.insert(model.albums[place.albumIndex].identifier)
+            containers.insert(place.folder == 0 ? Tab.folders.identifier : model.folders[place.folder].identifier)
+        }
+        for playlist in model.resumable.playlists
+        where model.playlists[playlist].entries.contains(where: {
+            if case .track(let track) = $0.kind { tracks.contains(track) } else { false }
+        }) {
+            containers.insert(model.playlists[playlist].identifier)
+        }
+        state.withLock { $0.changedContainers.formUnion(containers) }
+    }
+
+    /// Whether the children of the container at `indexPath` show their progress: an album, a
+    /// folder, a playlist or the Tracks tab that lists a track of ``resumePolicy``.
+    public func childItemsDisplayPlaybackProgress(at indexPath: IndexPath) -> Bool {
+        let (model, status) = snapshot
+        switch Location(indexPath, in: model, showingInformative: Self.showsInformative(model, status)) {
+        case .album(let album)?: return model.resumable.albums.contains(album)
+        case .folder(let folder)?: return model.resumable.folders.contains(folder)
+        case .tab(.folders)?: return model.resumable.folders.contains(0)
+        case .playlist(let playlist)?: return model.resumable.playlists.contains(playlist)
+        case .tab(.tracks)?: return model.resumable.inTracksTab
+        default: return false
+        }
     }
 
     private func replaceModel(with model: LibraryContentModel) {
@@ -497,6 +556,7 @@ public final class LibraryContent: PlayableContentDataSource {
     /// and the tree listing it is about to be replaced).
     private func trackItem(_ model: LibraryContentModel, _ index: Int, identifier: String? = nil) -> ContentItem? {
         guard let track = model.rows.track(index) else { return nil }
+        let progress = model.resumable.contains(index) ? progressOf(track) : nil
         let artist = LibraryContentModel.line(track.artists)
         let album = LibraryContentModel.albumText(track.album)
         let subtitle: String? =
@@ -508,7 +568,7 @@ public final class LibraryContent: PlayableContentDataSource {
             }
         return ContentItem(
             identifier: identifier ?? LibraryContentModel.trackIdentifier(track.id), title: track.title,
-            subtitle: subtitle, artwork: artworkOf(track), isPlayable: true,
+            subtitle: subtitle, artwork: artworkOf(track), playbackProgress: progress, isPlayable: true,
             media: ContentMedia(
                 url: track.url, mimeType: track.mimeType, duration: track.duration,
                 size: track.fileSize > 0 ? Int64(track.fileSize) : nil, artist: artist, album: album,

@@ -1,5 +1,6 @@
 import GStreamerPlayback
 import Glibc
+import Playback
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -14,9 +15,19 @@ import Glibc
 final class LibraryIndex {
     private let database: SQLiteDatabase
     private let root: String
+    /// False for a read-only index of version 1, which has no `resume_points` table.
+    private var hasResumePoints = true
 
-    /// Bumped whenever the tables change shape: an index of another version is rebuilt.
-    private static let schemaVersion: Int64 = 1
+    /// Bumped whenever the tables change shape: an index of another version is rebuilt, but
+    /// for the versions ``migrate(from:)`` brings up to date.
+    ///
+    /// 1: the tables of what the files say. 2: `resume_points`, where long tracks were left.
+    private static let schemaVersion: Int64 = 2
+
+    /// How long a resume point outlives its track: a file moved out and back (a disk not
+    /// mounted during a scan, a folder renamed and renamed back) keeps its place for a month,
+    /// and the points of deleted files do not stay for ever.
+    static let resumePointGrace: Duration = .seconds(30 * 24 * 3600)
 
     /// Opens the index at `path` for the library at `root`, creating or rebuilding it as needed.
     /// `recovery` says why an existing file was replaced (damaged, or not a database); nil when
@@ -39,9 +50,11 @@ final class LibraryIndex {
     static func openReadOnly(path: String, root: String) throws(SQLiteError) -> LibraryIndex {
         let index = try LibraryIndex(path: path, root: root, immutable: true)
         let version = try index.database.integer("PRAGMA user_version") ?? 0
-        guard version == schemaVersion, try index.indexedRootFolder() == root else {
+        // An index of version 1 is served too: it has no resume points, and saving one fails.
+        guard version == schemaVersion || version == 1, try index.indexedRootFolder() == root else {
             throw SQLiteError(code: 8 /* SQLITE_READONLY */, message: "it indexes another folder or version, and cannot be rebuilt")
         }
+        index.hasResumePoints = version >= 2
         return index
     }
 
@@ -73,11 +86,13 @@ final class LibraryIndex {
         let version = try database.integer("PRAGMA user_version") ?? 0
         let indexedRoot = try? indexedRootFolder()
         if version == Self.schemaVersion && indexedRoot == root { return }
+        // An earlier version's index of this folder keeps its tracks: no full rescan.
+        if indexedRoot == root, try migrate(from: version) { return }
         try database.execute(
             """
             DROP TABLE IF EXISTS tracks; DROP TABLE IF EXISTS images; DROP TABLE IF EXISTS failures;
             DROP TABLE IF EXISTS playlists; DROP TABLE IF EXISTS playlist_entries;
-            DROP TABLE IF EXISTS folder_art; DROP TABLE IF EXISTS settings;
+            DROP TABLE IF EXISTS folder_art; DROP TABLE IF EXISTS settings; DROP TABLE IF EXISTS resume_points;
             CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
             -- Lists (artists, genres, ...) are joined with U+001F, the unit separator.
             CREATE TABLE tracks (
@@ -101,9 +116,33 @@ final class LibraryIndex {
                 kind INTEGER NOT NULL, target TEXT NOT NULL, title TEXT, written TEXT NOT NULL,
                 PRIMARY KEY (playlist, position));
             CREATE TABLE folder_art (folder TEXT PRIMARY KEY, file TEXT NOT NULL);
+            \(Self.resumePointsTable)
             PRAGMA user_version = \(Self.schemaVersion);
             """)
         try database.run("INSERT INTO settings (key, value) VALUES ('root', ?)", .text(root))
+    }
+
+    /// Where long tracks were left, by path relative to the root (not by row: a rescan deletes
+    /// and inserts a changed file's row, and the point stays). `position_ms` in milliseconds,
+    /// 0 when finished; `updated` in seconds since 1970. User state kept in a cache: a damaged
+    /// index is rebuilt without them, which costs places in books, not music.
+    private static let resumePointsTable = """
+        CREATE TABLE resume_points (path TEXT PRIMARY KEY, position_ms INTEGER NOT NULL,
+            finished INTEGER NOT NULL, updated INTEGER NOT NULL) WITHOUT ROWID;
+        """
+
+    /// Brings an index of an earlier `version` of this folder up to date, keeping what it holds;
+    /// false when that version cannot be (it is then rebuilt).
+    private func migrate(from version: Int64) throws(SQLiteError) -> Bool {
+        guard version == 1 else { return false }
+        try database.execute(
+            """
+            BEGIN IMMEDIATE;
+            \(Self.resumePointsTable)
+            PRAGMA user_version = \(Self.schemaVersion);
+            COMMIT;
+            """)
+        return true
     }
 
     private func indexedRootFolder() throws(SQLiteError) -> String? {
@@ -292,8 +331,48 @@ final class LibraryIndex {
                 DELETE FROM images WHERE sha256 NOT IN
                     (SELECT embedded_art FROM tracks WHERE embedded_art IS NOT NULL)
                 """)
+            try pruneResumePoints(now: Self.secondsSince1970())
         }
         return artChanged
+    }
+
+    /// Forgets the resume points of tracks no longer indexed, once ``resumePointGrace`` has
+    /// passed since they were saved.
+    func pruneResumePoints(now: Int64) throws(SQLiteError) {
+        try database.run(
+            "DELETE FROM resume_points WHERE updated < ? AND path NOT IN (SELECT path FROM tracks)",
+            .integer(now - Self.resumePointGrace.components.seconds))
+    }
+
+    // MARK: Resume points
+
+    /// Every saved resume point, by track path.
+    func resumePoints() throws(SQLiteError) -> [String: ResumePoint] {
+        guard hasResumePoints else { return [:] }
+        var points: [String: ResumePoint] = [:]
+        try database.forEachRow("SELECT path, position_ms, finished FROM resume_points") { row throws(SQLiteError) in
+            guard let path = row.text(0) else { return }
+            points[path] = ResumePoint(position: .milliseconds(row.integer(1) ?? 0), isFinished: row.integer(2) == 1)
+        }
+        return points
+    }
+
+    /// Saves `point` for the track at `path`, replacing its earlier one: one row, one statement.
+    func saveResumePoint(_ point: ResumePoint, path: String, now: Int64) throws(SQLiteError) {
+        try database.run(
+            """
+            INSERT INTO resume_points (path, position_ms, finished, updated) VALUES (?, ?, ?, ?)
+                ON CONFLICT (path) DO UPDATE SET position_ms = excluded.position_ms, finished = excluded.finished,
+                    updated = excluded.updated
+            """,
+            .text(path), .integer(Int64(point.position / .milliseconds(1))), .integer(point.isFinished ? 1 : 0),
+            .integer(now))
+    }
+
+    static func secondsSince1970() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec)
     }
 
     /// A number that grows each time a scan changes what the library shows (tracks, playlists,
@@ -346,7 +425,7 @@ final class LibraryIndex {
         outlines.reserveCapacity(try trackCount())
         let sql = """
             SELECT path, title, artists, album, album_artists, disc_number, track_number, release_date, size,
-                modified, embedded_art
+                modified, embedded_art, duration, genres
             FROM tracks
             """ + Self.libraryOrder
         try database.forEachRow(sql) { row throws(SQLiteError) in
@@ -364,6 +443,7 @@ final class LibraryIndex {
                     id: path, title: row.text(1) ?? "", artists: Self.split(row.text(2)), album: row.text(3),
                     albumArtists: Self.split(row.text(4)), discNumber: row.integer(5).map(Int.init),
                     trackNumber: row.integer(6).map(Int.init), releaseDate: row.text(7),
+                    duration: row.integer(11).map { .nanoseconds($0) }, genres: Self.split(row.text(12)),
                     hasArtwork: embedded != nil || cover != nil, fingerprint: hasher.finalize()))
         }
         return outlines

@@ -1,5 +1,6 @@
 import Glibc
 import MediaRemote
+import Playback
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -202,6 +203,32 @@ public final class MusicLibrary: Sendable {
     /// the scan found nothing to change.
     public var contentRevision: Int {
         get throws { try read { try $0.contentRevision() } }
+    }
+
+    // MARK: Resume points
+
+    /// Every saved resume point (where a long track was left), by track identifier; a few
+    /// hundred bytes each. Points outlive a rescan that deletes and re-reads a track's row:
+    /// they are keyed by path. A scan forgets the point of a track no longer indexed a month
+    /// after it was saved.
+    public func resumePoints() throws -> [Track.ID: ResumePoint] {
+        try read { try $0.resumePoints() }
+    }
+
+    /// Saves where the track `id` was left, replacing its earlier point: one row written, in a
+    /// transaction of its own, on the calling thread (it blocks: call it from a
+    /// `BlockingExecutor`). Whether the track is indexed is not checked.
+    ///
+    /// - Throws: ``MusicLibraryError/index(_:)`` when the index cannot be written (see ``isReadOnly``).
+    public func saveResumePoint(_ point: ResumePoint, ofTrack id: Track.ID) throws {
+        guard !isReadOnly else { throw MusicLibraryError.index("the index \(indexPath) cannot be written") }
+        do {
+            try writer.withLock { index throws(SQLiteError) in
+                try index.saveResumePoint(point, path: id, now: LibraryIndex.secondsSince1970())
+            }
+        } catch {
+            throw MusicLibraryError.index(error.description)
+        }
     }
 
     private func read<Result: Sendable>(_ body: (LibraryIndex) throws -> Result) throws -> Result {

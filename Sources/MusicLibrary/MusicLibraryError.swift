@@ -9,6 +9,8 @@ public enum MusicLibraryError: Error, Sendable, Hashable, CustomStringConvertibl
     case index(String)
     /// A scan is already running on this library; one at a time.
     case scanInProgress
+    /// A folder named as holding tracks to resume is not inside the library.
+    case folderOutsideLibrary(String)
 
     public var description: String {
         switch self {
@@ -16,6 +18,7 @@ public enum MusicLibraryError: Error, Sendable, Hashable, CustomStringConvertibl
         case .cannotCreateFolder(let path, let reason): "cannot create folder \(path): \(reason)"
         case .index(let message): "music library index: \(message)"
         case .scanInProgress: "a scan of the music library is already running"
+        case .folderOutsideLibrary(let path): "\(path) is not a folder of the music library"
         }
     }
 }

@@ -159,6 +159,9 @@ protocol TrackOutlining {
     var discNumber: Int? { get }
     var trackNumber: Int? { get }
     var releaseDate: String? { get }
+    /// The length, and the genres: whether the track remembers where it was left (see ``ResumePolicy``).
+    var duration: Duration? { get }
+    var genres: [String] { get }
     /// Whether the track has a cover (embedded, or an image in its folder).
     var hasArtwork: Bool { get }
     /// Changes whenever anything its row shows changes (equal values otherwise, within one
@@ -183,6 +186,8 @@ struct TrackOutline: TrackOutlining, Sendable {
     var discNumber: Int?
     var trackNumber: Int?
     var releaseDate: String?
+    var duration: Duration?
+    var genres: [String]
     var hasArtwork: Bool
     var fingerprint: Int
 }

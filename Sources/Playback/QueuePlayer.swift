@@ -111,6 +111,8 @@ public actor QueuePlayer {
     private let makeEngine: EngineFactory
     private let resolve: URLResolver
     private let logger: Logger
+    /// Where long items are resumed; nil when none remembers its position.
+    private let resumePoints: (any ResumePointStore)?
 
     private var engine: (any PlaybackEngine)?
     private var engineEvents: Task<Void, Never>?
@@ -181,11 +183,15 @@ public actor QueuePlayer {
     }
 
     /// A player over an empty queue; call ``start()`` to take the commands.
+    ///
+    /// - Parameter resumePoints: where long items remember their position (see
+    ///   ``ResumePointStore``); nil to start every item at its beginning.
     public init(
         commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter, configuration: Configuration = Configuration(),
-        logger: Logger = Logger(label: "mpris-bridge.player"), makeEngine: @escaping EngineFactory,
-        resolve: @escaping URLResolver
+        logger: Logger = Logger(label: "mpris-bridge.player"), resumePoints: (any ResumePointStore)? = nil,
+        makeEngine: @escaping EngineFactory, resolve: @escaping URLResolver
     ) {
+        self.resumePoints = resumePoints
         self.commands = commands
         self.nowPlaying = nowPlaying
         self.configuration = configuration
@@ -281,6 +287,7 @@ public actor QueuePlayer {
 
     /// Removes the targets and stops the engine. Call before dropping the player.
     public func shutDown() async {
+        saveResumePoint()
         for remove in targets { remove() }
         targets = []
         checkpoints?.cancel()
@@ -293,6 +300,13 @@ public actor QueuePlayer {
             player.engine = nil
             player.loaded = nil
         }
+    }
+
+    /// Saves where the current item is now with the ``ResumePointStore`` (when it remembers its
+    /// position), as pausing does: for an app about to close its store. ``shutDown()`` does it too.
+    public func saveResumePoint() {
+        guard state != .stopped, let item = loaded ?? queue.current else { return }
+        rememberPosition(of: item, at: currentPosition)
     }
 
     /// Calls `observer` with the player's state after every change a restart
@@ -447,6 +461,7 @@ public actor QueuePlayer {
             }
         }
         setPosition(engine?.position ?? now, state: .paused)
+        if let item = loaded ?? queue.current { rememberPosition(of: item, at: position) }
         return .success
     }
 
@@ -494,6 +509,7 @@ public actor QueuePlayer {
             }
         }
         setPosition(target, state: state == .stopped && target > .zero ? .paused : state)
+        if state != .stopped { rememberPosition(of: item, at: target) }
         return .success
     }
 
@@ -624,9 +640,14 @@ public actor QueuePlayer {
                 // Superseded between two waits on the engine: as if the wait had been ended.
                 if startSuperseded { throw CancellationError() }
                 let engine = try engineInUse()
+                var loadedAfresh = false
                 if loaded?.identifier != item.identifier {
+                    // A start from the beginning of a long item resumes where it was left; a
+                    // resumed start (a restored queue's position) keeps its own.
+                    if start == .zero { start = resumePosition(of: item) }
                     try await load(item, on: engine)
                     if start > .zero, !item.isLiveStream { try await engine.seek(to: start) }
+                    loadedAfresh = true
                 }
                 if engineRate != rate, !item.isLiveStream {
                     try await engine.setRate(rate)
@@ -634,6 +655,8 @@ public actor QueuePlayer {
                 }
                 try await engine.play()
                 setPosition(engine.position ?? start, state: .playing)
+                // In progress from here: a finished item is one no longer.
+                if loadedAfresh { rememberPosition(of: item, at: start, finishing: false) }
                 return .success
             } catch where startSuperseded {
                 // A later command took over: not the item's fault, and not for this start to go on.
@@ -643,7 +666,7 @@ public actor QueuePlayer {
                 return .commandFailed
             } catch let error as PlaybackError where error.kind == .outputDevice {
                 logger.warning("the audio output failed: \(error.message)")
-                await unload()
+                await unload(remembering: false)
                 setPosition(.zero, state: .stopped)
                 return .deviceNotFound
             } catch {
@@ -656,7 +679,7 @@ public actor QueuePlayer {
                 queueChanged()
             }
         }
-        await unload()
+        await unload(remembering: false)
         setPosition(.zero, state: .stopped)
         return .commandFailed
     }
@@ -692,10 +715,12 @@ public actor QueuePlayer {
         return engine
     }
 
-    /// Stops the engine and forgets what it had loaded.
-    private func unload() async {
+    /// Stops the engine and forgets what it had loaded; first, unless told not to, saves where
+    /// the loaded item was left (a stop, or a switch to another item).
+    private func unload(remembering: Bool = true) async {
         handover.withLock { $0 = Handover.State() }
-        guard let engine, loaded != nil else { return }
+        guard let engine, let item = loaded else { return }
+        if remembering, state != .stopped { rememberPosition(of: item, at: currentPosition) }
         await engine.stop()
         loaded = nil
     }
@@ -704,10 +729,12 @@ public actor QueuePlayer {
     /// and what follows that, for gapless hand-overs.
     private func prepareHandover(after current: QueueItem? = nil) {
         var successors: [(after: URL, item: QueueItem)] = []
-        if let current = current ?? loaded, let next = queue.itemAfterCurrentEnds {
+        // An item to resume is loaded and sought when the one before it ends: a hand-over
+        // would start it at its beginning.
+        if let current = current ?? loaded, let next = queue.itemAfterCurrentEnds, resumePosition(of: next) == .zero {
             successors.append((current.url, next))
             var ahead = queue  // a copy: only its current index moves
-            if ahead.advanceAfterEnd(), let afterNext = ahead.itemAfterCurrentEnds {
+            if ahead.advanceAfterEnd(), let afterNext = ahead.itemAfterCurrentEnds, resumePosition(of: afterNext) == .zero {
                 successors.append((next.url, afterNext))
             }
         }
@@ -722,11 +749,14 @@ public actor QueuePlayer {
             // A stream the player loaded itself was handled by `load`; only a hand-over moves the queue.
             let handedOver = handover.withLock { $0.started(url) }
             guard let handedOver, queue.moveTo(identifier: handedOver.identifier) else { return }
+            // The item before it played to its end.
+            if let finished = loaded { rememberFinished(finished) }
             loaded = handedOver
             streamTags = nil
             engineDuration = engine?.duration
             prepareHandover()
             setPosition(.zero, state: state == .stopped ? .playing : state)
+            rememberPosition(of: handedOver, at: .zero, finishing: false)
         case .durationChanged(let duration):
             guard duration != engineDuration else { return }
             engineDuration = duration
@@ -736,8 +766,16 @@ public actor QueuePlayer {
             streamTags = tags
             publish()
         case .endOfStream:
-            guard loaded != nil, state == .playing, isNearTheEnd else { return }
-            await unload()
+            guard let finished = loaded, state == .playing, isNearTheEnd else { return }
+            await unload(remembering: false)
+            rememberFinished(finished)
+            // An item that was not handed over (one to resume) is loaded now; at the end of the
+            // queue, the player rests stopped at its first entry.
+            if queue.itemAfterCurrentEnds != nil, queue.advanceAfterEnd() {
+                queueChanged()
+                _ = await startPlayback(resumingAt: .zero)
+                return
+            }
             _ = queue.moveTo(index: 0)
             setPosition(.zero, state: .stopped)
         case .error(let error):
@@ -749,13 +787,13 @@ public actor QueuePlayer {
             guard error.kind != .outputDevice else {
                 // No item's fault: stay on it, stopped, rather than fail through the queue.
                 logger.warning("the audio output failed: \(error.message)")
-                await unload()
+                await unload(remembering: false)
                 _ = queue.moveTo(identifier: failed.identifier)
                 setPosition(.zero, state: .stopped)
                 return
             }
             logger.warning("playback of \(failed.url) failed: \(error.message)")
-            await unload()
+            await unload(remembering: false)
             _ = queue.moveTo(identifier: failed.identifier)
             guard wasPlaying, queue.moveToNext(), queue.current?.identifier != failed.identifier else {
                 setPosition(.zero, state: .stopped)
@@ -817,6 +855,34 @@ public actor QueuePlayer {
     private func checkpoint() {
         guard state == .playing else { return }
         notifyChange()
+        if let item = loaded { rememberPosition(of: item, at: currentPosition) }
+    }
+
+    // MARK: Resume points
+
+    /// Where `item` starts when it is loaded from its beginning: its resume point, unless it has
+    /// none, finished, or one past its end.
+    private func resumePosition(of item: QueueItem) -> Duration {
+        guard let store = resumePoints, !item.isLiveStream, store.remembersPosition(of: item),
+            let point = store.resumePoint(of: item), !point.isFinished, point.position > .zero
+        else { return .zero }
+        if let duration = item.info.playbackDuration, point.position >= duration { return .zero }
+        return point.position
+    }
+
+    /// Saves where `item` was left, when it remembers its position: within the last
+    /// ``ResumePoint/finishingShare`` it counts as finished, unless `finishing` is false.
+    private func rememberPosition(of item: QueueItem, at position: Duration, finishing: Bool = true) {
+        guard let store = resumePoints, !item.isLiveStream, store.remembersPosition(of: item) else { return }
+        let duration = item.info.playbackDuration ?? (item.identifier == loaded?.identifier ? engineDuration : nil)
+        let point = finishing ? ResumePoint(leftAt: position, of: duration) : ResumePoint(position: position)
+        store.save(point, of: item)
+    }
+
+    /// Saves that `item` played to its end: it starts from its beginning next time.
+    private func rememberFinished(_ item: QueueItem) {
+        guard let store = resumePoints, !item.isLiveStream, store.remembersPosition(of: item) else { return }
+        store.save(.finished, of: item)
     }
 
     /// The queue changed: republish it, re-prepare the hand-over, refresh what the commands offer.

@@ -37,6 +37,8 @@ struct ServeSettings: Sendable {
     var cacheDirectory: String
     var scansAtStart: Bool
     var watchesLibrary: Bool
+    /// Which tracks remember where they were left.
+    var resumePolicy: ResumePolicy
 
     var indexPath: String { cacheDirectory + "/index.sqlite" }
 }
@@ -68,8 +70,10 @@ struct BridgeService: Service {
         let playableTypes = Set(QueuePlayer.Configuration().supportedMIMETypes)
         // On the system bus, callers are other users: they may open only what the library holds.
         let libraryFilesOnly = settings.bus == .system
+        // Where long tracks were left: read once the library is open.
+        let resumePoints = LibraryResumePoints(policy: settings.resumePolicy, logger: logger)
         let player = QueuePlayer(
-            commands: commands, nowPlaying: nowPlaying, logger: logger,
+            commands: commands, nowPlaying: nowPlaying, logger: logger, resumePoints: resumePoints,
             makeEngine: { try GStreamerEngine(audioSink: audioSink) },
             resolve: { try opened.items().resolve($0, playableTypes: playableTypes, libraryFilesOnly: libraryFilesOnly) })
         await player.start()
@@ -103,6 +107,7 @@ struct BridgeService: Service {
         let scansAtStart = settings.scansAtStart && !library.isReadOnly
         let items = QueueItems(library: library)
         opened.set(items)
+        if !settings.resumePolicy.isNone { resumePoints.open(library) }
 
         // The index's content revision the tree and the queue were built from (read before the
         // tracks, so a scan in between is not missed).
@@ -141,8 +146,15 @@ struct BridgeService: Service {
         }
         let published = try await publishTree(
             content, library: library, items: items, player: player, nowPlaying: nowPlaying,
-            connection: connection, scansAtStart: scansAtStart, refresh: refresh)
+            connection: connection, scansAtStart: scansAtStart, refresh: refresh, resumePoints: resumePoints)
         tree.withLock { $0 = published }
+        // A place saved shows in the tree: the containers listing the track are read again, at
+        // most once a second (the writer's pace), and remotes hear `Updated` for them.
+        resumePoints.setOnWritten { [content = published.content, manager = published.manager] tracks in
+            manager.beginUpdates()
+            content.playbackProgressChanged(ofTracks: tracks)
+            manager.endUpdates()
+        }
         // The tree first, as a head unit browses it as soon as it connects; then the queue. A
         // remote that queued something meanwhile keeps what it chose.
         let store = StateStore(directory: settings.stateDirectory, logger: logger)
@@ -181,6 +193,9 @@ struct BridgeService: Service {
             logger.error("\(lost): saving the state and exiting")
             busLost = lost
         }
+        // Where a long track was left, then the queue: both before anything that may hang.
+        await player.saveResumePoint()
+        await resumePoints.close()
         await store.close(with: await player.snapshot)
         // The state is saved; the rest must not keep a stopping daemon alive (systemd would
         // wait 90 s before killing it).
@@ -250,15 +265,20 @@ struct BridgeService: Service {
     private func publishTree(
         _ manager: PlayableContentManager, library: MusicLibrary, items: QueueItems,
         player: QueuePlayer, nowPlaying: NowPlayingInfoCenter, connection: Connection, scansAtStart: Bool,
-        refresh: LibraryRefresh
+        refresh: LibraryRefresh, resumePoints: LibraryResumePoints
     ) async throws -> PublishedTree {
         let artwork: @Sendable (Track) -> MediaItemArtwork? = { items.artwork(for: $0) }
+        let progress: @Sendable (Track) -> Double? = { resumePoints.progress(of: $0) }
         let content: LibraryContent
         do {
-            content = try LibraryContent(library: library, libraryName: settings.library, artwork: artwork)
+            content = try LibraryContent(
+                library: library, libraryName: settings.library, artwork: artwork, resumePolicy: settings.resumePolicy,
+                playbackProgress: progress)
         } catch {
             logger.warning("\(error); the media tree is empty until a rescan can read the index")
-            content = LibraryContent(tracks: [], playlists: [], libraryName: settings.library, artwork: artwork)
+            content = LibraryContent(
+                tracks: [], playlists: [], libraryName: settings.library, artwork: artwork,
+                resumePolicy: settings.resumePolicy, playbackProgress: progress)
         }
         if content.isEmpty {
             content.setStatus(scansAtStart ? .indexing : .unavailable("No music found in \(settings.library)"))

@@ -84,6 +84,24 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Do not follow changes in the music folder (a Rescan, or mpris-bridge scan, shows them).")
     var noWatch = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Tracks longer than this remember where they were left and resume there: seconds, or a length such as 20m, 1h30m or 90s; 0 or off: length alone does not.",
+            valueName: "length"))
+    var resumeLongerThan = ResumeLength(ResumePolicy.defaultMinimumDuration)
+
+    @Option(
+        help: ArgumentHelp(
+            "The tracks below this folder of the library (absolute, or relative to it) remember where they were left. Repeatable.",
+            valueName: "folder"))
+    var resumeFolder: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "Tracks of this genre (any case) remember where they were left. Repeatable; replaces the defaults (\(ResumePolicy.defaultGenres.joined(separator: ", "))); off: no genre does.",
+            valueName: "genre"))
+    var resumeGenre: [String] = []
+
     func validate() throws {
         let valid = !name.isEmpty && name.first.map { !$0.isNumber } == true
             && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
@@ -92,6 +110,23 @@ struct Serve: AsyncParsableCommand {
         }
         if let library = libraryOptions.library, !isDirectory(absolute(library)) {
             throw ValidationError("--library \(library): no such folder")
+        }
+        if let empty = resumeGenre.first(where: { $0.allSatisfy(\.isWhitespace) }) {
+            throw ValidationError("--resume-genre \"\(empty)\": a genre needs a name (or off)")
+        }
+        _ = try resumePolicy(library: libraryOptions.libraryPath(Paths()))
+    }
+
+    /// Which tracks resume, from the options; a folder outside the library is an error.
+    func resumePolicy(library: String) throws -> ResumePolicy {
+        let genres =
+            resumeGenre.isEmpty
+            ? ResumePolicy.defaultGenres : resumeGenre.filter { $0.lowercased() != "off" }
+        do {
+            return try ResumePolicy(
+                minimumDuration: resumeLongerThan.duration, folders: resumeFolder, genres: genres, in: library)
+        } catch MusicLibraryError.folderOutsideLibrary(let folder) {
+            throw ValidationError("--resume-folder \(folder): not a folder of the library \(library)")
         }
     }
 
@@ -115,7 +150,7 @@ struct Serve: AsyncParsableCommand {
             library: library, libraryWasGiven: libraryOptions.library != nil, playerName: name, bus: bus,
             audioSink: audioSink, stateDirectory: absolute(stateDir ?? paths.stateDirectory),
             cacheDirectory: libraryOptions.cachePath(paths), scansAtStart: !noScan && isDirectory(library),
-            watchesLibrary: !noWatch && isDirectory(library))
+            watchesLibrary: !noWatch && isDirectory(library), resumePolicy: try resumePolicy(library: library))
         let group = ServiceGroup(
             services: [BridgeService(settings: settings, logger: logger)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
@@ -126,6 +161,61 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode.failure
         }
     }
+}
+
+/// A length from the command line: seconds (`1200`, `90.5`), or hours, minutes and seconds
+/// (`1h30m`, `20m`, `90s`, `1m30s`); `0` or `off` for none.
+struct ResumeLength: ExpressibleByArgument, Sendable {
+    /// Nil for none.
+    var duration: Duration?
+
+    init(_ duration: Duration?) { self.duration = duration }
+
+    init?(argument: String) {
+        let text = argument.filter { !$0.isWhitespace }.lowercased()
+        if text == "off" || text == "none" {
+            duration = nil
+            return
+        }
+        if let seconds = Double(text) {
+            guard seconds.isFinite, seconds >= 0, seconds < 1e9 else { return nil }
+            duration = seconds == 0 ? nil : .milliseconds(Int64((seconds * 1000).rounded()))
+            return
+        }
+        var total = Duration.zero
+        var number = ""
+        var units: [Character] = []
+        for character in text {
+            if character.isNumber || character == "." {
+                number.append(character)
+                continue
+            }
+            let scale: Int64
+            switch character {
+            case "h": scale = 3600
+            case "m": scale = 60
+            case "s": scale = 1
+            default: return nil
+            }
+            // Each unit once, largest first, each with a number.
+            guard let value = Double(number), value.isFinite, value < 1e9, units.allSatisfy({ "hms".firstIndex(of: $0)! < "hms".firstIndex(of: character)! }) else {
+                return nil
+            }
+            units.append(character)
+            total += .milliseconds(Int64((value * Double(scale) * 1000).rounded()))
+            number = ""
+        }
+        guard number.isEmpty, !units.isEmpty else { return nil }
+        duration = total == .zero ? nil : total
+    }
+
+    var defaultValueDescription: String {
+        guard let duration else { return "off" }
+        let seconds = duration.components.seconds
+        return seconds % 60 == 0 ? "\(seconds / 60)m" : "\(seconds)s"
+    }
+
+    static var defaultCompletionKind: CompletionKind { .default }
 }
 
 struct Scan: AsyncParsableCommand {

@@ -116,10 +116,14 @@ struct ScriptedPlayer {
     let engine = ScriptedEngine()
     let player: QueuePlayer
 
-    init(_ names: [String], configuration: QueuePlayer.Configuration = .init()) async {
+    init(
+        _ names: [String], configuration: QueuePlayer.Configuration = .init(),
+        resumePoints: (any ResumePointStore)? = nil
+    ) async {
         let engine = self.engine
         player = QueuePlayer(
-            commands: commands, nowPlaying: nowPlaying, configuration: configuration, makeEngine: { engine },
+            commands: commands, nowPlaying: nowPlaying, configuration: configuration, resumePoints: resumePoints,
+            makeEngine: { engine },
             resolve: { url in QueueItem(identifier: url.lastPathComponent, url: url, info: NowPlayingInfo(title: "opened")) })
         await player.start()
         await player.replaceQueue(with: queueItems(names), play: false)
