@@ -103,6 +103,89 @@ static inline gulong cgst_connect(
     return g_signal_connect_data(instance, signal, callback, data, destroy, (GConnectFlags)0);
 }
 
+/// Points every audio sink inside `bin` (at any depth; not bins) at `device`, if the device's
+/// provider can reconfigure it (pulsesink moves a running stream to the device). Returns how
+/// many it reconfigured.
+static inline guint cgst_reconfigure_sinks(GstBin *bin, GstDevice *device) {
+    guint count = 0;
+    GstIterator *iterator = gst_bin_iterate_recurse(bin);
+    GValue item = G_VALUE_INIT;
+    while (gst_iterator_next(iterator, &item) == GST_ITERATOR_OK) {
+        GstElement *element = GST_ELEMENT(g_value_get_object(&item));
+        if (!GST_IS_BIN(element) && GST_OBJECT_FLAG_IS_SET(element, GST_ELEMENT_FLAG_SINK)
+            && gst_device_reconfigure_element(device, element)) {
+            count++;
+        }
+        g_value_reset(&item);
+    }
+    g_value_unset(&item);
+    gst_iterator_free(iterator);
+    return count;
+}
+
+/// Clears the `device` of every sink inside `bin` that has one: its next stream goes to the
+/// system's default output.
+static inline void cgst_reset_sink_devices(GstBin *bin) {
+    GstIterator *iterator = gst_bin_iterate_recurse(bin);
+    GValue item = G_VALUE_INIT;
+    while (gst_iterator_next(iterator, &item) == GST_ITERATOR_OK) {
+        GstElement *element = GST_ELEMENT(g_value_get_object(&item));
+        GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), "device");
+        if (!GST_IS_BIN(element) && GST_OBJECT_FLAG_IS_SET(element, GST_ELEMENT_FLAG_SINK) && spec != NULL
+            && spec->value_type == G_TYPE_STRING && (spec->flags & G_PARAM_WRITABLE)) {
+            g_object_set(element, "device", NULL, NULL);
+        }
+        g_value_reset(&item);
+    }
+    g_value_unset(&item);
+    gst_iterator_free(iterator);
+}
+
+/// Whether `bin` holds (at any depth) an element made by the factory `name`.
+static inline gboolean cgst_bin_has_factory(GstBin *bin, const gchar *name) {
+    gboolean found = FALSE;
+    GstIterator *iterator = gst_bin_iterate_recurse(bin);
+    GValue item = G_VALUE_INIT;
+    while (!found && gst_iterator_next(iterator, &item) == GST_ITERATOR_OK) {
+        GstElementFactory *factory = gst_element_get_factory(GST_ELEMENT(g_value_get_object(&item)));
+        found = factory != NULL && g_strcmp0(gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory)), name) == 0;
+        g_value_reset(&item);
+    }
+    g_value_unset(&item);
+    gst_iterator_free(iterator);
+    return found;
+}
+
+/// A string property of a device object (pulse devices' `internal-name`, the sink's name), or
+/// NULL if it has none. Free with g_free.
+static inline gchar *cgst_device_string_property(GstDevice *device, const gchar *name) {
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(device), name);
+    if (spec == NULL || spec->value_type != G_TYPE_STRING) return NULL;
+    gchar *value = NULL;
+    g_object_get(device, name, &value, NULL);
+    return value;
+}
+
+/// Whether a device's properties mark it as the system's default (`is-default`).
+static inline gboolean cgst_device_is_default(GstDevice *device) {
+    GstStructure *properties = gst_device_get_properties(device);
+    if (properties == NULL) return FALSE;
+    gboolean is_default = FALSE;
+    gst_structure_get_boolean(properties, "is-default", &is_default);
+    gst_structure_free(properties);
+    return is_default;
+}
+
+/// An object property (a new reference, or NULL).
+static inline gpointer cgst_get_object(gpointer object, const gchar *name) {
+    gpointer value = NULL;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+
+/// Whether `object` is a bin.
+static inline gboolean cgst_is_bin(gpointer object) { return object != NULL && GST_IS_BIN(object); }
+
 /// Gives the stream of an audio sink with `stream-properties` (pulsesink, pipewiresink) the
 /// role `role` (`media.role`, which the sound server's policy reads: role corking, routing),
 /// unless its properties name a role already. Returns whether the element takes a role.

@@ -1,3 +1,4 @@
+import MediaRemote
 import ProcessTestSupport
 import Synchronization
 import TestMedia
@@ -16,8 +17,8 @@ import Testing
 let testSink = "fakesink sync=true"
 
 /// An engine on ``testSink`` whose events are recorded from the start.
-func makeEngine() throws -> (GStreamerEngine, EventLog) {
-    let engine = try GStreamerEngine(audioSink: testSink)
+func makeEngine(replayGain: AudioSession.ReplayGainMode = .off) throws -> (GStreamerEngine, EventLog) {
+    let engine = try GStreamerEngine(audioSink: testSink, replayGain: replayGain)
     return (engine, EventLog(engine.events))
 }
 

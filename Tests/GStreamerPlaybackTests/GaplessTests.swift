@@ -1,3 +1,4 @@
+import MediaRemote
 import Synchronization
 import TestMedia
 import Testing
@@ -47,12 +48,15 @@ final class QueueProvider: Sendable {
         return provider
     }
 
-    @Test func handsOverToTheNextItemWithoutAGap() async throws {
+    /// With ReplayGain too: its elements sit between the items and the output, and each item's
+    /// tags set its gain as it starts.
+    @Test(arguments: [AudioSession.ReplayGainMode.off, .album])
+    func handsOverToTheNextItemWithoutAGap(replayGain: AudioSession.ReplayGainMode) async throws {
         let media = try MediaFolder()
         defer { media.remove() }
         let first = try await media.make("first", .flac, seconds: 1)
         let second = try await media.make("second", .flac, seconds: 1, tags: TestMedia.Tags(title: "Second"))
-        let (engine, log) = try makeEngine()
+        let (engine, log) = try makeEngine(replayGain: replayGain)
         let output = OutputLog(engine)
         _ = try await Self.playTwo(engine, log, first, second)
 

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import MediaRemote
 import Playback
 
 /// What the calls and the bus thread share, under `GStreamerEngine.control`.
@@ -21,6 +22,8 @@ struct Control: Sendable {
     /// What the caller asked for last.
     var target: EngineState = .stopped
     var rate = 1.0
+    /// Applies from each run's start (its audio filter); track and album switch live.
+    var replayGain: AudioSession.ReplayGainMode = .off
     /// The pipeline's run since its last teardown.
     var run = PipelineRun(generation: 0)
     /// The last teardown marker the bus thread saw: messages before the current run's marker

@@ -4,6 +4,7 @@
     import Foundation
 #endif
 import AsyncSupport
+import MediaRemote
 import Playback
 import Synchronization
 
@@ -60,8 +61,18 @@ public final class GStreamerEngine: PlaybackEngine {
     /// - Throws: ``PlaybackError/Kind/invalidArgument`` with GStreamer's parse error for a bad
     ///   description; ``PlaybackError/Kind/other`` if GStreamer cannot start. Initialises
     ///   GStreamer once per process.
-    public init(audioSink: String = "autoaudiosink", networkTimeout: Duration = .seconds(5)) throws(PlaybackError) {
+    ///   - replayGain: The ReplayGain mode to start with (see ``setReplayGain(_:)``); off if
+    ///     GStreamer lacks the ReplayGain elements.
+    ///   - output: The output to play through (see ``selectOutput(_:)``); nil, or an audio sink
+    ///     that cannot choose, plays through the sink's own choice.
+    public init(
+        audioSink: String = "autoaudiosink", networkTimeout: Duration = .seconds(5),
+        replayGain: AudioSession.ReplayGainMode = .off, output: AudioOutput? = nil
+    ) throws(PlaybackError) {
         playbin = try Playbin(audioSink: audioSink, networkTimeout: networkTimeout)
+        let replayGain = Self.hasReplayGain ? replayGain : .off
+        control.withLock { $0.replayGain = replayGain }
+        if let output, playbin.canSelectOutput { playbin.selectOutput(output.device) }
         (events, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self)
         let handover = self.handover
         playbin.start(
@@ -201,6 +212,79 @@ public final class GStreamerEngine: PlaybackEngine {
     /// started. Stays after ``stop()``; nil when nothing is loaded or after an error.
     public var currentURL: URL? { control.withLock { $0.current } }
 
+    /// The ReplayGain mode in use (``AudioSession/ReplayGainMode/off`` at first).
+    public var replayGain: AudioSession.ReplayGainMode { control.withLock { $0.replayGain } }
+
+    /// Whether GStreamer has the ReplayGain elements (`rgvolume`, `rglimiter`, from
+    /// gstreamer1.0-plugins-good) that ``setReplayGain(_:)`` needs.
+    public static var hasReplayGain: Bool { Playbin.hasReplayGain }
+
+    /// Evens out the loudness of items by their ReplayGain tags (items without them play as
+    /// they are), from now on. Between track and album the gain changes at once, while
+    /// playing (what is already queued for the output, about a second, plays at the old gain);
+    /// turning it on or off reloads the current item at its position (milliseconds), or, for a
+    /// stream that cannot seek, applies from the next item. Gapless hand-overs are unchanged:
+    /// each item's tags set its gain as it starts.
+    ///
+    /// - Throws: ``PlaybackError/Kind/unsupported`` without the ReplayGain elements (nothing
+    ///   changes), or an error of reloading the current item.
+    public func setReplayGain(_ mode: AudioSession.ReplayGainMode) async throws(PlaybackError) {
+        guard mode == .off || Self.hasReplayGain else {
+            throw PlaybackError(
+                kind: .unsupported, url: nil,
+                message: "ReplayGain needs GStreamer's rgvolume and rglimiter (gstreamer1.0-plugins-good)")
+        }
+        try await perform(superseding: false) { epoch throws(PlaybackError) in
+            let reload = try withControl(epoch) { control throws(PlaybackError) -> (URL, EngineState)? in
+                let old = control.replayGain
+                control.replayGain = mode
+                guard control.isActive, old != mode, let current = control.current, playbin.isSeekable else { return nil }
+                if old != .off, mode != .off, playbin.setReplayGainAlbumMode(mode == .album) { return nil }
+                return (current, control.target)
+            }
+            guard let (url, target) = reload else { return }
+            try await self.reload(url, at: playbin.position ?? .zero, restoring: target, epoch: epoch)
+        }
+    }
+
+    /// Whether ``selectOutput(_:)`` can choose the output: the audio sink is `autoaudiosink` or
+    /// `pulsesink`, which play through the sound server's sinks that ``AudioOutputMonitor``
+    /// finds. Another description (`fakesink`, an ALSA device) fixes the output.
+    public var canSelectOutput: Bool { playbin.canSelectOutput }
+
+    /// Whether an engine made with `audioSink` (a gst-launch description) can choose its
+    /// output (see ``canSelectOutput``), without making one; false for a description that does
+    /// not parse.
+    public static func canSelectOutput(audioSink: String) -> Bool { Playbin.canSelectOutput(audioSink: audioSink) }
+
+    /// Plays through `output` from now on; nil goes back to the system's default output. While
+    /// playing, a chosen output takes the stream over without stopping it (the position goes
+    /// on; the sound server drops what the old output had buffered, a few hundred
+    /// milliseconds); going back to the default reloads the current item at its position.
+    /// Items loaded later play there too.
+    ///
+    /// - Throws: ``PlaybackError/Kind/unsupported`` when ``canSelectOutput`` is false (nothing
+    ///   changes), or an error of reloading the current item.
+    public func selectOutput(_ output: AudioOutput?) async throws(PlaybackError) {
+        guard canSelectOutput else {
+            throw PlaybackError(
+                kind: .unsupported, url: nil,
+                message: "This audio sink plays to a fixed output; use autoaudiosink or pulsesink to choose one")
+        }
+        try await perform(superseding: false) { epoch throws(PlaybackError) in
+            let reload = try withControl(epoch) { control throws(PlaybackError) -> (URL, EngineState)? in
+                playbin.selectOutput(output?.device)
+                // A sink keeps the server's default it started with: a new one follows the default.
+                guard output == nil, control.isActive, let current = control.current, playbin.isSeekable else {
+                    return nil
+                }
+                return (current, control.target)
+            }
+            guard let (url, target) = reload else { return }
+            try await self.reload(url, at: playbin.position ?? .zero, restoring: target, epoch: epoch)
+        }
+    }
+
     public func setSuccessorProvider(_ provider: (@Sendable (_ item: URL) -> URL?)?) {
         handover.withLock { $0.provider = provider }
     }
@@ -241,7 +325,7 @@ public final class GStreamerEngine: PlaybackEngine {
     ) async throws(PlaybackError) {
         let (waiter, rate) = try withControl(epoch) { control throws(PlaybackError) in
             teardown(&control)
-            playbin.renewTempoFilter()
+            playbin.renewAudioFilter(replayGain: control.replayGain)
             setCurrent(url, &control)
             control.isActive = true
             control.target = .paused

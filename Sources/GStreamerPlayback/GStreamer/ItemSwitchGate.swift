@@ -8,6 +8,7 @@
 // internally), so a `Playbin` may be used from any thread.
 
 import CGStreamer
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -179,10 +180,27 @@ let giveStreamRole: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?
     _ = cgst_set_stream_role(element, factory == "pipewiresink" ? "Music" : "music")
 }
 
+/// The output device chosen for the audio sink, shared with the handler that configures the
+/// sinks an autodetecting sink adds.
+final class OutputChoice: Sendable {
+    let device = Mutex<DeviceReference?>(nil)
+}
+
+let releaseOutputChoice: GClosureNotify = { data, _ in
+    guard let data else { return }
+    Unmanaged<OutputChoice>.fromOpaque(data).release()
+}
+
 /// An element was added inside the audio sink, at any depth: autoaudiosink adds the sink it
-/// picked when it goes to READY, before the sink opens its stream.
+/// picked when it goes to READY (at each load), before the sink opens its stream. It gets the
+/// stream's role and the chosen output device.
 let sinkElementAdded: @convention(c) (
     UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstElement>?, gpointer?
-) -> Void = { _, _, element, _ in
+) -> Void = { _, _, element, data in
+    guard let element else { return }
     giveStreamRole(element, nil)
+    guard let data, cgst_is_sink(gstObject(element)) != 0, cgst_is_bin(gpointer(element)) == 0,
+        let chosen = Unmanaged<OutputChoice>.fromOpaque(data).takeUnretainedValue().device.withLock({ $0 })
+    else { return }
+    _ = gst_device_reconfigure_element(chosen.device, element)
 }

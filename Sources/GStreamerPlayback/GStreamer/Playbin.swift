@@ -8,6 +8,7 @@
 // internally), so a `Playbin` may be used from any thread.
 
 import CGStreamer
+import MediaRemote
 import Playback
 import Synchronization
 
@@ -29,6 +30,11 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     private let flushes = FlushCounter()
     private let segmentRate = SegmentRate()
     private let switches = ItemSwitchGate()
+    /// The audio sink bin (the volume element and the description's elements).
+    private let sink: UnsafeMutablePointer<GstElement>
+    private let outputChoice = OutputChoice()
+    /// Whether ``selectOutput(_:)`` can point the sink at a device.
+    let canSelectOutput: Bool
 
     private struct Started {
         var loop: BusLoop
@@ -76,7 +82,13 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         // later gets it as it is added.
         cgst_for_each_element(binPointer(sink), giveStreamRole, nil)
         _ = cgst_connect(
-            gpointer(sink), "deep-element-added", unsafeBitCast(sinkElementAdded, to: GCallback.self), nil, nil)
+            gpointer(sink), "deep-element-added", unsafeBitCast(sinkElementAdded, to: GCallback.self),
+            Unmanaged.passRetained(outputChoice).toOpaque(), releaseOutputChoice)
+        // The outputs a device monitor finds are sound-server sinks: an autodetecting sink or a
+        // pulsesink can be pointed at one; another description fixes the output.
+        canSelectOutput = Self.canSelectOutput(sink)
+        self.sink = sink
+        _ = gst_object_ref(gpointer(sink))
         // Every flushing seek's FLUSH_STOP passes the output's input pad synchronously, before
         // the data that follows the seek: the engine orders `about-to-finish` against it.
         _ = gst_pad_add_probe(
@@ -92,7 +104,7 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         _ = gst_object_ref_sink(gpointer(element))
         cgst_set_object(element, "audio-sink", sink)
         // scaletempo keeps the pitch at other rates (plugins-good; without it the pitch changes).
-        Self.setFreshTempoFilter(on: element)
+        Self.setFreshAudioFilter(on: element, replayGain: .off)
         // Every new stream (a load, a gapless hand-over) starts with a segment at rate 1. A
         // probe on each decoded output of each item gives it the engine's rate, as a seek would
         // have, before playsink's stream synchronizer (which keeps the running time continuous
@@ -123,6 +135,7 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
 
     deinit {
         shutdown()
+        gst_object_unref(gpointer(sink))
         gst_object_unref(gpointer(output))
         gst_object_unref(gpointer(volumeElement))
         gst_object_unref(gpointer(bus))
@@ -198,16 +211,99 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
 
     // MARK: Controls
 
-    /// Gives playbin a new `scaletempo` as its audio filter. Call in the NULL state.
+    /// Gives playbin a new audio filter: `scaletempo`, after ReplayGain's `rgvolume` and
+    /// `rglimiter` unless `replayGain` is off. Call in the NULL state. Returns false if the
+    /// ReplayGain elements are missing (the filter is then `scaletempo` alone).
     ///
     /// GStreamer 1.22's scaletempo frees its buffers when it stops but keeps their fill level,
     /// so a restart at another rate can copy from a freed buffer (a crash found by fuzzing:
     /// rate changes across track changes). A fresh element per run has no such past.
-    func renewTempoFilter() { Self.setFreshTempoFilter(on: element) }
+    /// rgvolume has no switch to turn it off, so "off" is a filter without it.
+    @discardableResult
+    func renewAudioFilter(replayGain: AudioSession.ReplayGainMode) -> Bool {
+        Self.setFreshAudioFilter(on: element, replayGain: replayGain)
+    }
 
-    private static func setFreshTempoFilter(on element: UnsafeMutablePointer<GstElement>) {
-        guard let tempo = gst_element_factory_make("scaletempo", nil) else { return }
+    @discardableResult
+    private static func setFreshAudioFilter(
+        on element: UnsafeMutablePointer<GstElement>, replayGain: AudioSession.ReplayGainMode
+    ) -> Bool {
+        if replayGain != .off {
+            // The limiter keeps a gain above 0 dB from clipping (a quiet track brought up).
+            let description =
+                "audioconvert ! rgvolume name=\(replayGainName) album-mode=\(replayGain == .album) ! rglimiter"
+                + " ! audioconvert ! scaletempo"
+            var error: UnsafeMutablePointer<GError>?
+            let filter = gst_parse_bin_from_description(description, 1, &error)
+            if takeMessage(error) == nil, let filter {
+                cgst_set_object(element, "audio-filter", filter)
+                return true
+            }
+            if let filter { gst_object_unref(gpointer(filter)) }
+        }
+        guard let tempo = gst_element_factory_make("scaletempo", nil) else { return replayGain == .off }
         cgst_set_object(element, "audio-filter", tempo)
+        return replayGain == .off
+    }
+
+    static let replayGainName = "mprisbridge-replaygain"
+
+    /// Whether a sink bin plays through the sound server's sinks a device monitor finds: an
+    /// autodetecting sink or a pulsesink can be pointed at one; another fixes the output.
+    private static func canSelectOutput(_ sink: UnsafeMutablePointer<GstElement>) -> Bool {
+        let routable: [String] = ["autoaudiosink", "pulsesink"]
+        return routable.contains { factory in cgst_bin_has_factory(binPointer(sink), factory) != 0 }
+    }
+
+    /// ``canSelectOutput`` of a Playbin made with `description`, without making one.
+    static func canSelectOutput(audioSink description: String) -> Bool {
+        guard (try? GStreamerLibrary.initialize()) != nil else { return false }
+        var error: UnsafeMutablePointer<GError>?
+        let parsed = gst_parse_bin_from_description(description, 1, &error)
+        guard takeMessage(error) == nil, let parsed else {
+            if let parsed { gst_object_unref(gpointer(parsed)) }
+            return false
+        }
+        _ = gst_object_ref_sink(gpointer(parsed))
+        defer { gst_object_unref(gpointer(parsed)) }
+        return canSelectOutput(parsed)
+    }
+
+    /// Points the output at `device` (nil: the system's default, for sinks made from now on).
+    /// A running sink that can move its stream (pulsesink) moves it at once, without stopping
+    /// the pipeline; returns how many sinks were pointed there now (0 before any is made).
+    @discardableResult
+    func selectOutput(_ device: DeviceReference?) -> Int {
+        outputChoice.device.withLock { $0 = device }
+        guard let device else {
+            cgst_reset_sink_devices(binPointer(sink))
+            return 0
+        }
+        return Int(cgst_reconfigure_sinks(binPointer(sink), device.device))
+    }
+
+    /// Whether the ReplayGain elements are installed.
+    static let hasReplayGain: Bool = {
+        guard (try? GStreamerLibrary.initialize()) != nil else { return false }
+        return ["rgvolume", "rglimiter"].allSatisfy { name in
+            guard let factory = gst_element_factory_find(name) else { return false }
+            gst_object_unref(gpointer(factory))
+            return true
+        }
+    }()
+
+    /// Switches the ReplayGain of the current filter between track and album gains, at once (what
+    /// is already queued for the output, about a second, plays at the old gain). False when the
+    /// filter has no ReplayGain (it was made with ReplayGain off).
+    func setReplayGainAlbumMode(_ album: Bool) -> Bool {
+        guard let filter = cgst_get_object(gpointer(element), "audio-filter") else { return false }
+        defer { gst_object_unref(filter) }
+        guard cgst_is_bin(filter) != 0,
+            let replayGain = gst_bin_get_by_name(UnsafeMutableRawPointer(filter).assumingMemoryBound(to: GstBin.self), Self.replayGainName)
+        else { return false }
+        defer { gst_object_unref(gpointer(replayGain)) }
+        cgst_set_boolean(gpointer(replayGain), "album-mode", album ? 1 : 0)
+        return true
     }
 
     /// Sets the URI playbin opens on its next start from READY or NULL.
