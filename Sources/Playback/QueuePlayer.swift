@@ -805,6 +805,7 @@ public actor QueuePlayer {
             guard state == .playing else { return }
             logger.info("interrupted by a more important stream: paused until it ends")
             setPosition(engine?.position ?? currentPosition, state: .interrupted)
+            if let item = loaded { rememberPosition(of: item, at: position) }
         case .interruption(.ended):
             // A pause, stop or new item chosen meanwhile was the listener's word; it stands.
             guard state == .interrupted else { return }

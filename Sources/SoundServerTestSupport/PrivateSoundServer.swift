@@ -176,10 +176,18 @@ public final class PrivateSoundServer: Sendable {
         return names
     }
 
-    /// Starts a meter on `sink`'s monitor: each line of its ``LevelMeter/levels`` is the
-    /// loudness of what the sink played over a tenth of a second.
-    public func meter(_ sink: String) async throws -> LevelMeter {
-        try await LevelMeter.start(on: sink + ".monitor", environment: environment)
+    /// Starts a meter on the monitors of `sinks` (every sink by default), in one pipeline, so
+    /// their readings' times compare: each ``LevelMeter/Reading`` is the loudness of what one
+    /// sink played over a tenth of a second.
+    public func meter(_ sinks: [String]? = nil) async throws -> LevelMeter {
+        let sinks = sinks ?? self.sinks.map(\.name)
+        // A monitor whose sink was idle when it was opened may never give data: each sink
+        // plays silence for as long as the meter runs.
+        let silence = try sinks.map { sink in
+            try spawn(
+                "pacat", ["--playback", "--device=\(sink)", "--property=application.name=meter-keepalive", "/dev/zero"])
+        }
+        return try await LevelMeter.start(on: sinks, keepingAlive: silence, environment: environment)
     }
 
     private static func write(_ text: String, to path: String) throws {
@@ -223,33 +231,48 @@ public struct PlaybackStream: Sendable, Equatable {
     }
 }
 
-/// Measures what a sink plays: GStreamer's `level` on its monitor source (`gst-launch-1.0
-/// pulsesrc ! level`), which reports every tenth of a second. A meter is started once per
-/// test and read as it goes.
+/// Measures what sinks play: GStreamer's `level` on their monitor sources (`gst-launch-1.0
+/// pulsesrc ! level`, one branch per sink in one pipeline), which reports every tenth of a
+/// second while the sink plays something (an idle sink's monitor gives no data, so no
+/// readings). A meter is started once per test and read as it goes.
 public final class LevelMeter: Sendable {
     /// One reading: the loudest channel's RMS level over the interval, in dBFS (0 is full
-    /// scale; silence reads below -90), and when it ends on the meter's clock, in seconds.
+    /// scale; silence reads below -90), of which sink, and when it ends on the meter's clock,
+    /// in seconds (the same clock for every sink of the meter).
     public struct Reading: Sendable, Equatable {
+        public var sink: String
         public var rms: Double
         public var time: Double
     }
 
     private let process: ChildProcess
+    private let keepAlive: [ChildProcess]
 
-    private init(process: ChildProcess) { self.process = process }
+    private init(process: ChildProcess, keepAlive: [ChildProcess]) {
+        self.process = process
+        self.keepAlive = keepAlive
+    }
 
-    deinit { process.kill() }
+    deinit {
+        process.kill()
+        for child in keepAlive { child.kill() }
+    }
 
-    static func start(on source: String, environment: [String: String]) async throws -> LevelMeter {
-        let process = try ChildProcess.spawn(
-            "gst-launch-1.0",
-            [
-                "-m", "pulsesrc", "device=\(source)", "!", "audio/x-raw,rate=48000,channels=2", "!", "level",
-                "interval=100000000", "post-messages=true", "!", "fakesink", "sync=false",
-            ], environment: environment)
-        let meter = LevelMeter(process: process)
-        // Running once the first reading comes.
-        _ = try await meter.next(timeout: .seconds(10))
+    static func start(on sinks: [String], keepingAlive keepAlive: [ChildProcess], environment: [String: String])
+        async throws -> LevelMeter
+    {
+        // gst-launch prints with stdio, which a pipe buffers: line by line instead.
+        var arguments = ["-oL", "gst-launch-1.0", "-m"]
+        for sink in sinks {
+            arguments += [
+                "pulsesrc", "device=\(sink).monitor", "!", "audio/x-raw,rate=48000,channels=2", "!", "level",
+                "name=level-\(sink)", "interval=100000000", "post-messages=true", "!", "fakesink", "sync=false",
+            ]
+        }
+        let process = try ChildProcess.spawn("stdbuf", arguments, environment: environment)
+        let meter = LevelMeter(process: process, keepAlive: keepAlive)
+        // A monitor gives data only while its sink plays something: readings come from then on.
+        _ = try await process.waitForLine(timeout: .seconds(10)) { $0.hasPrefix("Setting pipeline to PLAYING") }
         return meter
     }
 
@@ -274,15 +297,20 @@ public final class LevelMeter: Sendable {
 
     /// Stops the meter.
     public func stop() async {
-        process.kill()
-        _ = await process.waitForExit()
+        for child in [process] + keepAlive {
+            child.kill()
+            _ = await child.waitForExit()
+        }
     }
 
-    /// A `level` element message as `gst-launch-1.0 -m` prints it: `… endtime=(guint64)N, …
-    /// rms=(double){ -20.1, -20.2 }, …`.
+    /// A `level` element message as `gst-launch-1.0 -m` prints it: `Got message #N from element
+    /// "level-SINK" (element): level, … endtime=(guint64)N, … rms=(GValueArray)< -20.1, -20.2 >, …`.
     static func parse(_ line: String) -> Reading? {
-        guard line.contains("level"), let rmsRange = line.firstRange(of: "rms=(double){") else { return nil }
-        let values = line[rmsRange.upperBound...].prefix { $0 != "}" }
+        guard let nameRange = line.firstRange(of: "from element \"level-"),
+            let rmsRange = line.firstRange(of: "rms=(GValueArray)<")
+        else { return nil }
+        let sink = String(line[nameRange.upperBound...].prefix { $0 != "\"" })
+        let values = line[rmsRange.upperBound...].prefix { $0 != ">" }
             .split(separator: ",").compactMap { Double($0.filter { $0 != " " }) }
         guard let loudest = values.max() else { return nil }
         var time = 0.0
@@ -290,6 +318,6 @@ public final class LevelMeter: Sendable {
             let digits = line[end.upperBound...].prefix { $0.isNumber }
             time = (Double(digits) ?? 0) / 1e9
         }
-        return Reading(rms: loudest, time: time)
+        return Reading(sink: sink, rms: loudest, time: time)
     }
 }

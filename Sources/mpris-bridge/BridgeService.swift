@@ -39,6 +39,8 @@ struct ServeSettings: Sendable {
     var watchesLibrary: Bool
     /// Which tracks remember where they were left.
     var resumePolicy: ResumePolicy
+    /// The ReplayGain mode asked for on the command line; nil keeps the saved one.
+    var replayGain: AudioSession.ReplayGainMode?
 
     var indexPath: String { cacheDirectory + "/index.sqlite" }
 }
@@ -72,9 +74,14 @@ struct BridgeService: Service {
         let libraryFilesOnly = settings.bus == .system
         // Where long tracks were left: read once the library is open.
         let resumePoints = LibraryResumePoints(policy: settings.resumePolicy, logger: logger)
+        let store = StateStore(directory: settings.stateDirectory, logger: logger)
+        // The outputs and ReplayGain: saved beside the queue, applied to the engine once made.
+        let audio = AudioControl(audioSink: audioSink, replayGain: settings.replayGain, store: store, logger: logger)
+        audio.start()
+        defer { audio.stop() }
         let player = QueuePlayer(
             commands: commands, nowPlaying: nowPlaying, logger: logger, resumePoints: resumePoints,
-            makeEngine: { try GStreamerEngine(audioSink: audioSink) },
+            makeEngine: { try audio.makeEngine() },
             resolve: { try opened.items().resolve($0, playableTypes: playableTypes, libraryFilesOnly: libraryFilesOnly) })
         await player.start()
         // The media tree's content arrives once the library is open; MPRIS Playlists follows it.
@@ -90,7 +97,7 @@ struct BridgeService: Service {
                 quit: { kill(getpid(), SIGTERM) },
                 artworkCacheDirectory: settings.cacheDirectory + "/artwork", hasTrackList: true,
                 playlistLocations: LibraryContent.playlistLocations),
-            commands: commands, nowPlaying: nowPlaying, content: content)
+            commands: commands, nowPlaying: nowPlaying, content: content, audioSession: audio.session)
         let name = try await service.publish(on: connection)
         logger.info(
             "serving \(settings.library) as \(name)",
@@ -157,7 +164,6 @@ struct BridgeService: Service {
         }
         // The tree first, as a head unit browses it as soon as it connects; then the queue. A
         // remote that queued something meanwhile keeps what it chose.
-        let store = StateStore(directory: settings.stateDirectory, logger: logger)
         if let snapshot = store.load(), await player.itemCount == 0 {
             await player.restore(snapshot, items: items.items(for: snapshot.addedOrder))
             let count = await player.itemCount

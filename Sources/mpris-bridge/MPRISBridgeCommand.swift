@@ -2,6 +2,7 @@ import ArgumentParser
 import CMalloc
 import DBus
 import Logging
+import MediaRemote
 import MusicLibrary
 import ServiceLifecycle
 import Synchronization
@@ -75,6 +76,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The audio output, as a gst-launch description (tests use \"fakesink sync=true\").")
     var audioSink = "autoaudiosink"
 
+    @Option(
+        help: ArgumentHelp(
+            "ReplayGain: off, track or album (kept across restarts; remotes may change it). Default: the saved mode, else off.",
+            valueName: "mode"))
+    var replayGain: String?
+
     @Option(help: "Where the queue and position are saved (default: $XDG_STATE_HOME/mpris-bridge).")
     var stateDir: String?
 
@@ -110,6 +117,9 @@ struct Serve: AsyncParsableCommand {
         }
         if let library = libraryOptions.library, !isDirectory(absolute(library)) {
             throw ValidationError("--library \(library): no such folder")
+        }
+        if let replayGain, AudioSession.ReplayGainMode(rawValue: replayGain) == nil {
+            throw ValidationError("--replay-gain \"\(replayGain)\": off, track or album")
         }
         if let empty = resumeGenre.first(where: { $0.allSatisfy(\.isWhitespace) }) {
             throw ValidationError("--resume-genre \"\(empty)\": a genre needs a name (or off)")
@@ -150,7 +160,8 @@ struct Serve: AsyncParsableCommand {
             library: library, libraryWasGiven: libraryOptions.library != nil, playerName: name, bus: bus,
             audioSink: audioSink, stateDirectory: absolute(stateDir ?? paths.stateDirectory),
             cacheDirectory: libraryOptions.cachePath(paths), scansAtStart: !noScan && isDirectory(library),
-            watchesLibrary: !noWatch && isDirectory(library), resumePolicy: try resumePolicy(library: library))
+            watchesLibrary: !noWatch && isDirectory(library), resumePolicy: try resumePolicy(library: library),
+            replayGain: replayGain.flatMap(AudioSession.ReplayGainMode.init(rawValue:)))
         let group = ServiceGroup(
             services: [BridgeService(settings: settings, logger: logger)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)

@@ -87,6 +87,32 @@ final class StateDatabase {
         return snapshot
     }
 
+    // MARK: Settings
+
+    /// A setting kept beside the queue (the ReplayGain mode, the chosen output), nil if never
+    /// saved. Its table is older versions' files' only difference, so it is made when first
+    /// written rather than by a new schema version (which would drop the saved queue).
+    func setting(_ key: String) throws(SQLiteError) -> String? {
+        guard try database.integer("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'settings'") == 1
+        else { return nil }
+        var value: String?
+        try database.forEachRow("SELECT value FROM settings WHERE key = ?", [.text(key)]) { row throws(SQLiteError) in
+            value = row.text(0)
+        }
+        return value
+    }
+
+    /// Saves `value` for `key` (nil removes it), in a transaction of its own, synced at commit.
+    func setSetting(_ key: String, _ value: String?) throws(SQLiteError) {
+        try database.execute(
+            "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID")
+        if let value {
+            try database.run("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", .text(key), .text(value))
+        } else {
+            try database.run("DELETE FROM settings WHERE key = ?", .text(key))
+        }
+    }
+
     private func readSnapshot() throws -> PlayerSnapshot? {
         let version = try database.integer("PRAGMA user_version") ?? 0
         guard version != 0 else { return nil }
@@ -190,7 +216,7 @@ final class StateDatabase {
         guard try database.integer("PRAGMA user_version") != Self.schemaVersion else { return }
         try database.execute(
             """
-            DROP TABLE IF EXISTS queue; DROP TABLE IF EXISTS player;
+            DROP TABLE IF EXISTS queue; DROP TABLE IF EXISTS player; DROP TABLE IF EXISTS settings;
             -- url: NULL for an entry of the library. The keys order the entries: added_key in the
             -- order added, play_key in play order.
             CREATE TABLE queue (identifier TEXT PRIMARY KEY NOT NULL, url TEXT, added_key INTEGER NOT NULL,

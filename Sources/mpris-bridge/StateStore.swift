@@ -54,6 +54,15 @@ final class StateStore: Sendable {
     /// Saves `snapshot` soon, replacing any save not yet written.
     func save(_ snapshot: PlayerSnapshot) { pending.yield(snapshot) }
 
+    /// A setting saved with ``saveSetting(_:_:)``, or nil (never saved, or unreadable).
+    func setting(_ key: String) -> String? { writes.setting(key) }
+
+    /// Saves a setting (nil removes it) soon, on the writing thread; a failure is said in the log.
+    func saveSetting(_ key: String, _ value: String?) {
+        let writes = self.writes
+        Task(executorPreference: writingThread) { writes.writeSetting(key, value) }
+    }
+
     /// Writes `snapshot` now, after any pending save, stops the writer and closes the database.
     func close(with snapshot: PlayerSnapshot) async {
         pending.finish()
@@ -133,6 +142,28 @@ private final class Writes: Sendable {
 
     func write(_ snapshot: PlayerSnapshot) {
         state.withLock { _ = write(snapshot, in: &$0) }
+    }
+
+    func setting(_ key: String) -> String? {
+        state.withLock { state in
+            guard FileManager.default.fileExists(atPath: path) else { return nil }
+            let database = state.database ?? (try? StateDatabase(path: path))
+            state.database = state.database ?? database
+            return try? database?.setting(key)
+        }
+    }
+
+    func writeSetting(_ key: String, _ value: String?) {
+        state.withLock { state in
+            do {
+                try makeDirectory(folder)
+                let database = try state.database ?? StateDatabase(path: path)
+                state.database = database
+                try database.setSetting(key, value)
+            } catch {
+                logger.error("cannot save the setting \(key) in \(folder): \(StateStore.sentence(for: error))")
+            }
+        }
     }
 
     func closeDatabase() {

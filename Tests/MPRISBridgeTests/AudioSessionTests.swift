@@ -1,8 +1,10 @@
 import DBusTestSupport
 import Foundation
+import AudioTags
 import Glibc
 import ProcessTestSupport
 import SoundServerTestSupport
+import TestMedia
 import Testing
 
 /// The daemon inside a real audio session: a PulseAudio server of the test's own, with null
@@ -105,6 +107,134 @@ import Testing
         } catch ChildProcessError.timedOut {
             // Nothing resumed.
         }
+    }
+
+    @Test func outputsAreListedAndASwitchWhilePlayingMovesTheSoundAndKeepsThePosition() async throws {
+        try await withDaemonOnSoundServer { daemon, server in
+            let routes = try await daemon.client("get", "bridge", "OutputRoutes")
+            #expect(
+                routes == ["[(speakers, Speakers),(headphones, Headphones)]"]
+                    || routes == ["[(headphones, Headphones),(speakers, Speakers)]"], "\(routes)")
+            #expect(try await daemon.client("get", "bridge", "CanSelectOutputRoute") == ["true"])
+            // The system's default output: an empty identifier (read with gdbus, which shows it).
+            let route = try await daemon.bus.run(
+                "gdbus", ["call", "--session", "-d", DaemonFixture.busName, "-o", "/org/mpris/MediaPlayer2", "-m",
+                          "org.freedesktop.DBus.Properties.Get", "org.mprisbridge.Player1", "OutputRoute"]).check()
+            #expect(route.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "(<''>,)")
+            let meter = try await server.meter()
+            defer { Task { await meter.stop() } }
+            _ = try await daemon.playerctl("play")
+            _ = try await meter.waitFor { $0.sink == "speakers" && $0.rms > -30 }
+            let before = try await daemon.position()
+
+            let switched = ContinuousClock.now
+            #expect(try await daemon.client("call", "bridge", "SelectOutputRoute", "s:headphones") == ["ok"])
+            // The gap: from the last sound on the old output to the first on the new, by the
+            // meter's one clock.
+            var lastOnSpeakers: Double?
+            let heard = try await meter.waitFor { reading in
+                if reading.sink == "speakers", reading.rms > -30 { lastOnSpeakers = reading.time }
+                return reading.sink == "headphones" && reading.rms > -30
+            }
+            let gap = heard.time - (lastOnSpeakers ?? heard.time)
+            print("output switch: SelectOutputRoute → sound on the new output \(ContinuousClock.now - switched); gap \(Int(gap * 1000)) ms")
+            #expect(try await server.streams().filter { $0.role == "music" }.map(\.sink) == ["headphones"])
+            #expect(try await daemon.client("get", "bridge", "OutputRoute") == ["headphones"])
+            #expect(try await daemon.playerctl("status") == "Playing")
+            // Not restarted: the position went on from where it was.
+            let after = try await daemon.position()
+            #expect(after > before, "position \(before) s before the switch, \(after) s after")
+
+            // An output the session does not list is refused, and nothing changes.
+            let refused = try await daemon.client("call", "bridge", "SelectOutputRoute", "s:nowhere")
+            #expect(refused.first?.hasPrefix("error org.freedesktop.DBus.Error.InvalidArgs") == true, "\(refused)")
+            #expect(try await daemon.client("get", "bridge", "OutputRoute") == ["headphones"])
+        }
+    }
+
+    @Test func aNewOutputIsAnnouncedAndTheChosenOneIsKeptAcrossARestart() async throws {
+        let server = try await PrivateSoundServer.start()
+        let library = try await GeneratedLibrary.make()
+        defer { library.remove() }
+        do {
+            try await PrivateBus.with { bus in
+                let arguments = ["--audio-sink", "autoaudiosink"]
+                var daemon = try await DaemonFixture.start(
+                    on: bus, library: library, arguments: arguments, environment: server.clientVariables)
+                let watcher = try await daemon.watch()
+                defer { watcher.kill() }
+                // Plugging in: a new sink appears on the server, and OutputRoutes says so.
+                try await server.run(
+                    "pactl", ["load-module", "module-null-sink", "sink_name=usb", "sink_properties=\"device.description='USB Speaker'\""]
+                ).check()
+                _ = try await watcher.waitForLine { $0.contains("changed bridge") && $0.contains("usb, USB Speaker") }
+                #expect(try await daemon.client("call", "bridge", "SelectOutputRoute", "s:headphones") == ["ok"])
+                try await daemon.stop()
+
+                daemon = try await DaemonFixture.start(
+                    on: bus, library: library, arguments: arguments, environment: server.clientVariables)
+                #expect(try await daemon.client("get", "bridge", "OutputRoute") == ["headphones"])
+                _ = try await daemon.playerctl("play")
+                let streams = try await server.streams().filter { $0.role == "music" }
+                #expect(streams.map(\.sink) == ["headphones"], "\(streams)")
+                try await daemon.stop()
+            }
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test func replayGainEvensOutTheLevelByTrackOrAlbumAndIsKept() async throws {
+        let library = try await GeneratedLibrary.make(formats: [.ogg])
+        defer { library.remove() }
+        // The tone plays at -17 dBFS; its tags ask for -6 dB (track) and -12 dB (album).
+        let file = library.path + "/" + library.tracks[0].path
+        try AudioTags.write(
+            [
+                ("TITLE", library.tracks[0].title), ("ARTIST", "Artist"), ("ALBUM", "Generated"),
+                ("REPLAYGAIN_TRACK_GAIN", "-6.00 dB"), ("REPLAYGAIN_TRACK_PEAK", "0.2"),
+                ("REPLAYGAIN_ALBUM_GAIN", "-12.00 dB"), ("REPLAYGAIN_ALBUM_PEAK", "0.2"),
+            ], to: file)
+        let server = try await PrivateSoundServer.start()
+        do {
+            try await PrivateBus.with { bus in
+                let arguments = ["--audio-sink", "autoaudiosink"]
+                var daemon = try await DaemonFixture.start(
+                    on: bus, library: library, arguments: arguments + ["--replay-gain", "off"],
+                    environment: server.clientVariables)
+                let meter = try await server.meter(["speakers"])
+                defer { Task { await meter.stop() } }
+                #expect(try await daemon.client("get", "bridge", "CanSetReplayGain", "get", "bridge", "ReplayGain") == ["true", "off"])
+                _ = try await daemon.playerctl("play")
+                let off = try await meter.waitFor { abs($0.rms + 17) < 1.5 }
+                // Track and album gains apply while playing (after what the output had queued).
+                let toTrack = try await daemon.client("set", "bridge", "ReplayGain", "s:track")
+                #expect(toTrack == ["ok"], "\(toTrack)\n\(daemon.process.capturedStdout)")
+                let track = try await meter.waitFor { abs($0.rms + 23) < 1.5 }
+                #expect(try await daemon.client("set", "bridge", "ReplayGain", "s:album") == ["ok"])
+                let album = try await meter.waitFor { abs($0.rms + 29) < 1.5 }
+                print("ReplayGain levels: off \(off.rms), track \(track.rms), album \(album.rms) dBFS")
+                let refused = try await daemon.client("set", "bridge", "ReplayGain", "s:loud")
+                #expect(refused.first?.hasPrefix("error org.freedesktop.DBus.Error.InvalidArgs") == true, "\(refused)")
+                try await daemon.stop()
+
+                // Kept: the next start plays at the album gain, without the option.
+                daemon = try await DaemonFixture.start(
+                    on: bus, library: library, arguments: arguments, environment: server.clientVariables)
+                #expect(try await daemon.client("get", "bridge", "ReplayGain") == ["album"])
+                _ = try await daemon.playerctl("play")
+                _ = try await meter.waitFor { abs($0.rms + 29) < 1.5 }
+                #expect(try await daemon.client("set", "bridge", "ReplayGain", "s:off") == ["ok"])
+                _ = try await meter.waitFor { abs($0.rms + 17) < 1.5 }
+                try await daemon.stop()
+            }
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
     }
 
     /// Polls the server's stream list (a state with no event to wait on) until `condition`.

@@ -2,6 +2,7 @@
 
 Usage: bridge_client.py BUS_NAME OPERATION...   (one output line per operation)
   get IFACE PROP            the value
+  set IFACE PROP T:V        `ok`, or `error NAME: message`
   call IFACE METHOD [T:V…]  `ok [result]`, or `error NAME: message`
   tracks                    the TrackList's track ids, space-separated
   titles                    the title of every track in the TrackList, in order, joined by |
@@ -39,6 +40,8 @@ def show(value):
         return repr(float(value))
     if isinstance(value, (dbus.Array, list)):
         return "[" + ",".join(show(v) for v in value) + "]"
+    if isinstance(value, (dbus.Struct, tuple)):
+        return "(" + ", ".join(show(v) for v in value) + ")"
     return str(value)
 
 
@@ -51,11 +54,18 @@ def run(bus, name, operations):
         if op == "get":
             print(show(properties.Get(IFACES[operations[i + 1]], operations[i + 2])))
             i += 3
+        elif op == "set":
+            try:
+                properties.Set(IFACES[operations[i + 1]], operations[i + 2], typed(operations[i + 3]), signature="ssv")
+                print("ok")
+            except dbus.DBusException as error:
+                print("error " + error.get_dbus_name() + ": " + error.get_dbus_message())
+            i += 4
         elif op == "call":
             iface, method = IFACES[operations[i + 1]], operations[i + 2]
             args = []
             i += 3
-            while i < len(operations) and ":" in operations[i] and operations[i] not in ("get", "call"):
+            while i < len(operations) and ":" in operations[i] and operations[i] not in ("get", "set", "call"):
                 args.append(typed(operations[i]))
                 i += 1
             try:
