@@ -39,6 +39,19 @@ let package = Package(
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
+        // The daemon in a real audio session (a private PulseAudio): call -> Paused latency, the
+        // gap of an output switch while playing.
+        .executableTarget(
+            name: "AudioSessionBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "DBus", package: "mpris-bridge"),
+                .product(name: "DBusTestSupport", package: "mpris-bridge"),
+                .product(name: "ProcessTestSupport", package: "mpris-bridge"),
+                .product(name: "SoundServerTestSupport", package: "mpris-bridge"),
+                .product(name: "TestMedia", package: "mpris-bridge"),
+            ]
+        ),
         // The MPRIS service: GetAll(Player) against the bus floor from the library's own
         // client and from python3-dbus (Python/mpris_roundtrips.py), PlayPause -> PropertiesChanged latency.
         .executableTarget(

@@ -179,7 +179,8 @@ public final class PrivateSoundServer: Sendable {
     /// Starts a meter on the monitors of `sinks` (every sink by default), in one pipeline, so
     /// their readings' times compare: each ``LevelMeter/Reading`` is the loudness of what one
     /// sink played over a tenth of a second.
-    public func meter(_ sinks: [String]? = nil) async throws -> LevelMeter {
+    /// `interval` is the length of a reading (a tenth of a second by default).
+    public func meter(_ sinks: [String]? = nil, interval: Duration = .milliseconds(100)) async throws -> LevelMeter {
         let sinks = sinks ?? self.sinks.map(\.name)
         // A monitor whose sink was idle when it was opened may never give data: each sink
         // plays silence for as long as the meter runs.
@@ -187,7 +188,8 @@ public final class PrivateSoundServer: Sendable {
             try spawn(
                 "pacat", ["--playback", "--device=\(sink)", "--property=application.name=meter-keepalive", "/dev/zero"])
         }
-        return try await LevelMeter.start(on: sinks, keepingAlive: silence, environment: environment)
+        return try await LevelMeter.start(
+            on: sinks, interval: interval, keepingAlive: silence, environment: environment)
     }
 
     private static func write(_ text: String, to path: String) throws {
@@ -258,15 +260,17 @@ public final class LevelMeter: Sendable {
         for child in keepAlive { child.kill() }
     }
 
-    static func start(on sinks: [String], keepingAlive keepAlive: [ChildProcess], environment: [String: String])
-        async throws -> LevelMeter
-    {
+    static func start(
+        on sinks: [String], interval: Duration, keepingAlive keepAlive: [ChildProcess], environment: [String: String]
+    ) async throws -> LevelMeter {
+        let (seconds, attoseconds) = interval.components
+        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
         // gst-launch prints with stdio, which a pipe buffers: line by line instead.
         var arguments = ["-oL", "gst-launch-1.0", "-m"]
         for sink in sinks {
             arguments += [
                 "pulsesrc", "device=\(sink).monitor", "!", "audio/x-raw,rate=48000,channels=2", "!", "level",
-                "name=level-\(sink)", "interval=100000000", "post-messages=true", "!", "fakesink", "sync=false",
+                "name=level-\(sink)", "interval=\(nanoseconds)", "post-messages=true", "!", "fakesink", "sync=false",
             ]
         }
         let process = try ChildProcess.spawn("stdbuf", arguments, environment: environment)

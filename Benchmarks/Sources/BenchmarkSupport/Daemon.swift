@@ -19,6 +19,8 @@ public struct DaemonLaunch: Sendable {
     /// exec'd, at the price of the shell's start-up (DaemonBenchmark measures it). Without it
     /// the daemon is spawned directly and its log is only captured.
     public var logsToStdout = true
+    /// Added to the bus's environment (a sound server's variables, say).
+    public var environment: [String: String] = [:]
 
     public init(
         executable: String, library: String, cacheDirectory: String, stateDirectory: String, playerName: String
@@ -45,10 +47,12 @@ public struct DaemonLaunch: Sendable {
     /// Spawns the daemon on `bus`; returns with the time just before the spawn.
     public func spawn(on bus: PrivateBus) throws -> RunningDaemon {
         let started = monotonicNanoseconds()
+        let environment = bus.environment.merging(self.environment) { _, added in added }
         let process =
             logsToStdout
-            ? try bus.spawn("/bin/sh", ["-c", "exec \"$0\" \"$@\" 2>&1", executable] + arguments)
-            : try bus.spawn(executable, arguments)
+            ? try ChildProcess.spawn(
+                "/bin/sh", ["-c", "exec \"$0\" \"$@\" 2>&1", executable] + arguments, environment: environment)
+            : try ChildProcess.spawn(executable, arguments, environment: environment)
         return RunningDaemon(process: process, spawnedAt: started)
     }
 }
