@@ -178,6 +178,33 @@ import Testing
         await server.stop()
     }
 
+    /// Headphones unplugged while playing: the sound server moves the stream to another output
+    /// and playback goes on; plugged in again, the daemon takes them again, as chosen.
+    @Test func theChosenOutputGoingAwayKeepsPlaybackAndItsReturnIsTakenAgain() async throws {
+        try await withDaemonOnSoundServer { daemon, server in
+            let watcher = try await daemon.watch()
+            defer { watcher.kill() }
+            _ = try await daemon.playerctl("play")
+            _ = try await watcher.waitForLine { $0.contains("PlaybackStatus=Playing") }
+            #expect(try await daemon.client("call", "bridge", "SelectOutputRoute", "s:headphones") == ["ok"])
+            let modules = try await server.run("pactl", ["list", "short", "modules"]).check().stdout
+            let module = try #require(
+                modules.split(separator: "\n").first { $0.contains("sink_name=headphones") }?.split(separator: "\t").first)
+
+            try await server.run("pactl", ["unload-module", String(module)]).check()
+            _ = try await watcher.waitForLine { $0.contains("changed bridge") && !$0.contains("headphones") && $0.contains("OutputRoutes=") }
+            try await waitUntil(server) { streams in streams.contains { $0.role == "music" && $0.sink == "speakers" } }
+            #expect(try await daemon.playerctl("status") == "Playing")
+
+            try await server.run(
+                "pactl", ["load-module", "module-null-sink", "sink_name=headphones", "sink_properties=\"device.description='Headphones'\""]
+            ).check()
+            try await waitUntil(server) { streams in streams.contains { $0.role == "music" && $0.sink == "headphones" } }
+            #expect(try await daemon.client("get", "bridge", "OutputRoute") == ["headphones"])
+            #expect(try await daemon.playerctl("status") == "Playing")
+        }
+    }
+
     @Test func replayGainEvensOutTheLevelByTrackOrAlbumAndIsKept() async throws {
         let library = try await GeneratedLibrary.make(formats: [.ogg])
         defer { library.remove() }

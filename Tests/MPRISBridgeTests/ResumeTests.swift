@@ -92,7 +92,7 @@ import Testing
         return found
     }
 
-    /// The issue's own test: an audiobook played, moved to 10 s and paused; the daemon stopped
+    /// What a listener of audiobooks expects: one played, moved to 10 s and paused; the daemon stopped
     /// by its pid and started again; opening the audiobook again plays it from 10 s. Meanwhile
     /// the tree shows how far it was listened to, and a rescan that reads the file again keeps
     /// the place.
