@@ -135,6 +135,21 @@ public final class PrivateSoundServer: Sendable {
         }
     }
 
+    /// Starts a server (see ``start(sinks:startupTimeout:)``), runs `body` with it, and stops
+    /// the server, also when `body` throws.
+    nonisolated(nonsending)
+    public static func with<Result>(_ body: (PrivateSoundServer) async throws -> Result) async throws -> Result {
+        let server = try await start()
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
     /// Stops the server (see ``WatchedDaemon/stop()``) and removes its folder. Idempotent.
     public func stop() async {
         await daemon.stop()

@@ -15,24 +15,17 @@ import Testing
     private func withDaemonOnSoundServer(
         arguments: [String] = [], _ body: (DaemonFixture, PrivateSoundServer) async throws -> Void
     ) async throws {
-        let server = try await PrivateSoundServer.start()
-        do {
+        try await PrivateSoundServer.with { server in
             try await DaemonFixture.with(
                 arguments: ["--audio-sink", "autoaudiosink"] + arguments, environment: server.clientVariables
             ) { daemon in try await body(daemon, server) }
-        } catch {
-            await server.stop()
-            throw error
         }
-        await server.stop()
     }
 
     @Test func aCallPausesPlaybackAsInterruptedAndItsEndResumesIt() async throws {
         try await withDaemonOnSoundServer { daemon, server in
-            let watcher = try await daemon.watch()
+            let watcher = try await startPlaying(daemon)
             defer { watcher.kill() }
-            _ = try await daemon.playerctl("play")
-            _ = try await watcher.waitForLine { $0.contains("PlaybackStatus=Playing") }
             // The daemon's stream says it is music, which the server's policy corks for a call.
             let streams = try await server.streams()
             #expect(streams.map(\.role) == ["music"], "\(streams)")
@@ -61,10 +54,8 @@ import Testing
 
     @Test func aPauseDuringACallStandsWhenTheCallEnds() async throws {
         try await withDaemonOnSoundServer { daemon, server in
-            let watcher = try await daemon.watch()
+            let watcher = try await startPlaying(daemon)
             defer { watcher.kill() }
-            _ = try await daemon.playerctl("play")
-            _ = try await watcher.waitForLine { $0.contains("PlaybackStatus=Playing") }
             let call = try server.startCall()
             _ = try await watcher.waitForLine { $0.contains("changed bridge Interrupted=true") }
             _ = try await daemon.playerctl("pause")
@@ -80,10 +71,8 @@ import Testing
 
     @Test func aPausedPlayerIsNotStartedByACall() async throws {
         try await withDaemonOnSoundServer { daemon, server in
-            let watcher = try await daemon.watch()
+            let watcher = try await startPlaying(daemon)
             defer { watcher.kill() }
-            _ = try await daemon.playerctl("play")
-            _ = try await watcher.waitForLine { $0.contains("PlaybackStatus=Playing") }
             _ = try await daemon.playerctl("pause")
             _ = try await watcher.waitForLine { $0.contains("PlaybackStatus=Paused") }
             let call = try server.startCall()
@@ -95,6 +84,15 @@ import Testing
             #expect(try await daemon.playerctl("status") == "Paused")
             #expect(try await daemon.client("get", "bridge", "Interrupted") == ["false"])
         }
+    }
+
+    /// Starts the daemon's watcher (signals, line by line) and playback, and returns the watcher
+    /// once the player says Playing.
+    private func startPlaying(_ daemon: DaemonFixture) async throws -> ChildProcess {
+        let watcher = try await daemon.watch()
+        _ = try await daemon.playerctl("play")
+        _ = try await watcher.waitForLine { $0.contains("PlaybackStatus=Playing") }
+        return watcher
     }
 
     /// The end of a call reaches the daemon as an uncork request, which changes nothing visible
@@ -145,10 +143,9 @@ import Testing
     }
 
     @Test func aNewOutputIsAnnouncedAndTheChosenOneIsKeptAcrossARestart() async throws {
-        let server = try await PrivateSoundServer.start()
         let library = try await GeneratedLibrary.make()
         defer { library.remove() }
-        do {
+        try await PrivateSoundServer.with { server in
             try await PrivateBus.with { bus in
                 let arguments = ["--audio-sink", "autoaudiosink"]
                 var daemon = try await DaemonFixture.start(
@@ -171,21 +168,15 @@ import Testing
                 #expect(streams.map(\.sink) == ["headphones"], "\(streams)")
                 try await daemon.stop()
             }
-        } catch {
-            await server.stop()
-            throw error
         }
-        await server.stop()
     }
 
     /// Headphones unplugged while playing: the sound server moves the stream to another output
     /// and playback goes on; plugged in again, the daemon takes them again, as chosen.
     @Test func theChosenOutputGoingAwayKeepsPlaybackAndItsReturnIsTakenAgain() async throws {
         try await withDaemonOnSoundServer { daemon, server in
-            let watcher = try await daemon.watch()
+            let watcher = try await startPlaying(daemon)
             defer { watcher.kill() }
-            _ = try await daemon.playerctl("play")
-            _ = try await watcher.waitForLine { $0.contains("PlaybackStatus=Playing") }
             #expect(try await daemon.client("call", "bridge", "SelectOutputRoute", "s:headphones") == ["ok"])
             let modules = try await server.run("pactl", ["list", "short", "modules"]).check().stdout
             let module = try #require(
@@ -216,8 +207,7 @@ import Testing
                 ("REPLAYGAIN_TRACK_GAIN", "-6.00 dB"), ("REPLAYGAIN_TRACK_PEAK", "0.2"),
                 ("REPLAYGAIN_ALBUM_GAIN", "-12.00 dB"), ("REPLAYGAIN_ALBUM_PEAK", "0.2"),
             ], to: file)
-        let server = try await PrivateSoundServer.start()
-        do {
+        try await PrivateSoundServer.with { server in
             try await PrivateBus.with { bus in
                 let arguments = ["--audio-sink", "autoaudiosink"]
                 var daemon = try await DaemonFixture.start(
@@ -249,11 +239,7 @@ import Testing
                 _ = try await meter.waitFor { abs($0.rms + 17) < 1.5 }
                 try await daemon.stop()
             }
-        } catch {
-            await server.stop()
-            throw error
         }
-        await server.stop()
     }
 
     /// Polls the server's stream list (a state with no event to wait on) until `condition`.
