@@ -238,6 +238,13 @@ import Testing
                 #expect(try await daemon.client("set", "bridge", "ReplayGain", "s:off") == ["ok"])
                 _ = try await meter.waitFor { abs($0.rms + 17) < 1.5 }
                 try await daemon.stop()
+
+                // The option replaces the saved mode.
+                daemon = try await DaemonFixture.start(
+                    on: bus, library: library, arguments: arguments + ["--replay-gain", "track"],
+                    environment: server.clientVariables)
+                #expect(try await daemon.client("get", "bridge", "ReplayGain") == ["track"])
+                try await daemon.stop()
             }
         }
     }
