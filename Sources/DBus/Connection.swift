@@ -84,7 +84,7 @@ public final class Connection: Sendable {
 
 /// Something that happened to a ``Connection``.
 public enum ConnectionEvent: Sendable, Equatable {
-    /// The bus gave this connection a name.
+    /// The bus gave this connection a well-known name (never said of its unique name).
     case nameAcquired(BusName)
     /// This connection lost a name, for example to a replacement.
     case nameLost(BusName)
@@ -251,7 +251,9 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
         }
         if message.sender == BusName.bus.rawValue, message.interface?.rawValue == "org.freedesktop.DBus",
             message.destination == uniqueName, case .string(let name)? = message.body.first,
-            let busName = BusName(rawValue: name)
+            // The unique name is the connection's from Hello on: its NameAcquired, which the bus
+            // sends right after Hello, would reach a listener or not depending on timing.
+            name != uniqueName, let busName = BusName(rawValue: name)
         {
             switch message.member?.rawValue {
             case "NameAcquired": broadcast(.nameAcquired(busName))
