@@ -36,19 +36,20 @@ final class AudioControl: Sendable {
         self.audioSink = audioSink
         self.store = store
         self.logger = logger
+        // Nothing here loads GStreamer: the bus name and the tree come first (see `start()`).
         let saved = store.setting(Self.replayGainKey).flatMap(AudioSession.ReplayGainMode.init(rawValue:))
         if let replayGain, replayGain != saved { store.saveSetting(Self.replayGainKey, replayGain.rawValue) }
-        session.replayGain = GStreamerEngine.hasReplayGain ? replayGain ?? saved ?? .off : .off
-        if GStreamerEngine.hasReplayGain {
-            session.setReplayGainHandler { [weak self] mode in try await self?.applyReplayGain(mode) }
-        } else {
-            logger.warning("ReplayGain is off: GStreamer has no rgvolume or rglimiter (gstreamer1.0-plugins-good)")
-        }
-        state.withLock { $0.chosen = store.setting(Self.outputKey) }
+        session.replayGain = replayGain ?? saved ?? .off
+        session.setReplayGainHandler { [weak self] mode in try await self?.applyReplayGain(mode) }
+        let chosen = store.setting(Self.outputKey)
+        state.withLock { $0.chosen = chosen }
+        // Until the outputs are known, the one in use is the one chosen.
+        session.currentOutputRoute = chosen
     }
 
-    /// Starts following the outputs, when the audio sink can choose one (`autoaudiosink`,
-    /// `pulsesink`); with another, the output is fixed and remotes cannot choose.
+    /// Starts following the outputs, when the audio sink can choose one (`autoaudiosink` or
+    /// `pulsesink`); with another the output is fixed and remotes cannot choose. This loads
+    /// GStreamer and the sound server's client library: call it once the daemon is ready.
     func start() {
         guard GStreamerEngine.canSelectOutput(audioSink: audioSink) else {
             logger.info("the audio sink \"\(audioSink)\" fixes the output: remotes cannot choose one")
@@ -57,8 +58,10 @@ final class AudioControl: Sendable {
         do {
             let monitor = try AudioOutputMonitor { [weak self] outputs in self?.outputsChanged(outputs) }
             state.withLock { $0.monitor = monitor }
-            outputsChanged(monitor.outputs)
+            let outputs = monitor.outputs
+            outputsChanged(outputs)
             session.setOutputRouteHandler { [weak self] route in try await self?.select(route?.identifier) }
+            logger.info("audio outputs: \(outputs.map { "\($0.name) (\($0.identifier))" }.joined(separator: ", "))")
         } catch {
             logger.warning("cannot follow the audio outputs: \(error)")
         }
@@ -75,13 +78,21 @@ final class AudioControl: Sendable {
         let (output, mode) = state.withLock { state in
             (state.outputs.first { $0.identifier == state.chosen }, session.replayGain)
         }
+        if mode != .off, !GStreamerEngine.hasReplayGain {
+            logger.warning("ReplayGain is off: GStreamer has no rgvolume or rglimiter (gstreamer1.0-plugins-good)")
+        }
         let engine = try GStreamerEngine(audioSink: audioSink, replayGain: mode, output: output)
         state.withLock { $0.engine = engine }
         return engine
     }
 
     private func applyReplayGain(_ mode: AudioSession.ReplayGainMode) async throws {
-        if let engine = state.withLock({ $0.engine }) { try await engine.setReplayGain(mode) }
+        if let engine = state.withLock({ $0.engine }) {
+            try await engine.setReplayGain(mode)
+        } else if mode != .off, !GStreamerEngine.hasReplayGain {
+            throw AudioSession.RequestError.notSupported(
+                "GStreamer has no rgvolume or rglimiter (install gstreamer1.0-plugins-good)")
+        }
         store.saveSetting(Self.replayGainKey, mode.rawValue)
         logger.info("ReplayGain: \(mode.rawValue)")
     }

@@ -50,8 +50,9 @@ struct ServeSettings: Sendable {
 /// Start-up order is chosen for speed: connect, publish the player and own
 /// the bus name first (clients can find it within milliseconds), then build
 /// and publish the media tree from the index, then restore the saved queue,
-/// then rescan the library in a child process. GStreamer is loaded only when
-/// something plays.
+/// then rescan the library in a child process. GStreamer is loaded when
+/// something plays, or once ready to follow the audio outputs when the sink can choose one
+/// (`autoaudiosink`, `pulsesink`).
 struct BridgeService: Service {
     let settings: ServeSettings
     let logger: Logger
@@ -77,7 +78,6 @@ struct BridgeService: Service {
         let store = StateStore(directory: settings.stateDirectory, logger: logger)
         // The outputs and ReplayGain: saved beside the queue, applied to the engine once made.
         let audio = AudioControl(audioSink: audioSink, replayGain: settings.replayGain, store: store, logger: logger)
-        audio.start()
         defer { audio.stop() }
         let player = QueuePlayer(
             commands: commands, nowPlaying: nowPlaying, logger: logger, resumePoints: resumePoints,
@@ -175,6 +175,9 @@ struct BridgeService: Service {
         // Building the queue freed more than it kept; give it back rather than hold it while idle.
         _ = malloc_trim(0)
         logger.info("ready: \(queued) entries queued")
+        // The outputs, once everything else is served: following them loads GStreamer.
+        let outputs = Task.detached { audio.start() }
+        defer { outputs.cancel() }
         let scan = Task { [settings] in
             if scansAtStart, await !rescan(refresh) { return }
             // Then the folder is followed: what is added, changed, moved or removed shows.

@@ -18,7 +18,10 @@ import Testing
         try await PrivateSoundServer.with { server in
             try await DaemonFixture.with(
                 arguments: ["--audio-sink", "autoaudiosink"] + arguments, environment: server.clientVariables
-            ) { daemon in try await body(daemon, server) }
+            ) { daemon in
+                try await daemon.waitForOutputs()
+                try await body(daemon, server)
+            }
         }
     }
 
@@ -150,6 +153,7 @@ import Testing
                 let arguments = ["--audio-sink", "autoaudiosink"]
                 var daemon = try await DaemonFixture.start(
                     on: bus, library: library, arguments: arguments, environment: server.clientVariables)
+                try await daemon.waitForOutputs()
                 let watcher = try await daemon.watch()
                 defer { watcher.kill() }
                 // Plugging in: a new sink appears on the server, and OutputRoutes says so.
@@ -162,7 +166,9 @@ import Testing
 
                 daemon = try await DaemonFixture.start(
                     on: bus, library: library, arguments: arguments, environment: server.clientVariables)
+                // The choice shows at once, before the outputs are known.
                 #expect(try await daemon.client("get", "bridge", "OutputRoute") == ["headphones"])
+                try await daemon.waitForOutputs()
                 _ = try await daemon.playerctl("play")
                 let streams = try await server.streams().filter { $0.role == "music" }
                 #expect(streams.map(\.sink) == ["headphones"], "\(streams)")
@@ -263,6 +269,11 @@ import Testing
 }
 
 extension DaemonFixture {
+    /// Waits until the daemon lists the sound server's outputs (it follows them once ready).
+    func waitForOutputs() async throws {
+        _ = try await process.waitForLine { $0.contains("audio outputs:") }
+    }
+
     /// The player's position in seconds, as `playerctl position` prints it.
     func position() async throws -> Double {
         try #require(Double(try await playerctl("position")))

@@ -257,7 +257,10 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
 
     /// ``canSelectOutput`` of a Playbin made with `description`, without making one.
     static func canSelectOutput(audioSink description: String) -> Bool {
-        guard (try? GStreamerLibrary.initialize()) != nil else { return false }
+        // Without either name it cannot; GStreamer is not even loaded to say so.
+        guard description.contains("autoaudiosink") || description.contains("pulsesink"),
+            (try? GStreamerLibrary.initialize()) != nil
+        else { return false }
         var error: UnsafeMutablePointer<GError>?
         let parsed = gst_parse_bin_from_description(description, 1, &error)
         guard takeMessage(error) == nil, let parsed else {
