@@ -32,39 +32,6 @@ import Testing
         try await Tree.headUnit(daemon, ["list", Tree.path("tracks"), "0", "0"])[0]
     }
 
-    @Test func aFileMovedIntoTheLibraryIsPlayableFromTheTreeWithinTwoSeconds() async throws {
-        try await DaemonFixture.with { daemon in
-            _ = try await daemon.process.waitForLine(timeout: .seconds(30)) { $0.contains("following changes in") }
-            let watcher = try daemon.bus.spawn(
-                PrivateBus.systemPython, ["-u", "\(repositoryRoot)/Tests/MPRISTests/Python/watch_tree.py", Tree.treeName, Tree.root])
-            defer { watcher.kill() }
-            _ = try await watcher.waitForLine { $0 == "READY" }
-            // The tab is read, so the tree owes it an Updated when it changes.
-            let before = try await Self.tracksTab(daemon)
-            #expect(before.contains("Tone 3|music|Playable") && !before.contains("Tone New"), "\(before)")
-
-            let incoming = try await Self.makeIncoming(daemon, title: "Tone New")
-            let destination = daemon.library.path + "/Artist/Generated/04 Tone New.ogg"
-            let moved = ContinuousClock.now
-            #expect(rename(incoming, destination) == 0)
-            _ = try await watcher.waitForLine(timeout: .seconds(20)) { $0 == "updated tracks" }
-            let shown = ContinuousClock.now - moved
-            print("a file moved into the library was in the tree after \(shown)")
-            #expect(shown < .seconds(2), "\(shown)")
-            let after = try await Self.tracksTab(daemon)
-            #expect(after.contains("Tone New|music|Playable"), "\(after)")
-            let played = try await Tree.headUnit(daemon, ["play", Tree.path("tracks", "track:Artist/Generated/04 Tone New.ogg")])
-            #expect(played.first?.hasPrefix("played") == true, "\(played)")
-            #expect(try await daemon.playerctl("metadata", "title") == "Tone New")
-
-            // Deleted: gone from the tab at the next Updated.
-            #expect(unlink(daemon.library.path + "/" + daemon.library.tracks[2].path) == 0)
-            _ = try await watcher.waitForLine(timeout: .seconds(20)) { $0 == "updated tracks" }
-            let afterDeletion = try await Self.tracksTab(daemon)
-            #expect(!afterDeletion.contains("Tone 3|") && afterDeletion.contains("Tone New|"), "\(afterDeletion)")
-        }
-    }
-
     /// A queued file retagged on disk shows its new title in the Player's metadata and the
     /// track list, without a restart and without stopping playback.
     @Test func aRetaggedQueuedFileShowsItsNewTags() async throws {
@@ -109,6 +76,45 @@ import Testing
             let tab = try await Self.tracksTab(daemon)
             #expect(tab.contains("By Scan|music|Playable"), "\(tab)")
             try await daemon.stop()
+        }
+    }
+}
+
+/// The README's promise of two seconds from a file moved in to the tree showing it, measured on
+/// the wall clock: with the rest of the suite running beside it, a loaded machine took longer.
+@Suite(.timeLimit(.minutes(2))) struct LibraryFollowRealTimeTests {
+    typealias Tree = MediaTreeDaemonTests
+
+    @Test func aFileMovedIntoTheLibraryIsPlayableFromTheTreeWithinTwoSeconds() async throws {
+        try await DaemonFixture.with { daemon in
+            _ = try await daemon.process.waitForLine(timeout: .seconds(30)) { $0.contains("following changes in") }
+            let watcher = try daemon.bus.spawn(
+                PrivateBus.systemPython, ["-u", "\(repositoryRoot)/Tests/MPRISTests/Python/watch_tree.py", Tree.treeName, Tree.root])
+            defer { watcher.kill() }
+            _ = try await watcher.waitForLine { $0 == "READY" }
+            // The tab is read, so the tree owes it an Updated when it changes.
+            let before = try await LibraryFollowTests.tracksTab(daemon)
+            #expect(before.contains("Tone 3|music|Playable") && !before.contains("Tone New"), "\(before)")
+
+            let incoming = try await LibraryFollowTests.makeIncoming(daemon, title: "Tone New")
+            let destination = daemon.library.path + "/Artist/Generated/04 Tone New.ogg"
+            let moved = ContinuousClock.now
+            #expect(rename(incoming, destination) == 0)
+            _ = try await watcher.waitForLine(timeout: .seconds(20)) { $0 == "updated tracks" }
+            let shown = ContinuousClock.now - moved
+            print("a file moved into the library was in the tree after \(shown)")
+            #expect(shown < .seconds(2), "\(shown)")
+            let after = try await LibraryFollowTests.tracksTab(daemon)
+            #expect(after.contains("Tone New|music|Playable"), "\(after)")
+            let played = try await Tree.headUnit(daemon, ["play", Tree.path("tracks", "track:Artist/Generated/04 Tone New.ogg")])
+            #expect(played.first?.hasPrefix("played") == true, "\(played)")
+            #expect(try await daemon.playerctl("metadata", "title") == "Tone New")
+
+            // Deleted: gone from the tab at the next Updated.
+            #expect(unlink(daemon.library.path + "/" + daemon.library.tracks[2].path) == 0)
+            _ = try await watcher.waitForLine(timeout: .seconds(20)) { $0 == "updated tracks" }
+            let afterDeletion = try await LibraryFollowTests.tracksTab(daemon)
+            #expect(!afterDeletion.contains("Tone 3|") && afterDeletion.contains("Tone New|"), "\(afterDeletion)")
         }
     }
 }
