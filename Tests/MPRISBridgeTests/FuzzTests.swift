@@ -2,6 +2,7 @@ import DBusTestSupport
 import Foundation
 import Glibc
 import ProcessTestSupport
+import SoundServerTestSupport
 import TestMedia
 import Testing
 
@@ -55,6 +56,28 @@ import Testing
         let findings = summary["findings"] as? [[String: Any]] ?? [["unreadable": summary["findings"] ?? "none"]]
         #expect(findings.isEmpty, "\(findings.map { "\($0["kind"] ?? ""): \($0["detail"] ?? "")\n\($0["reproducer"] ?? "")" })")
         return summary
+    }
+
+    /// The same pass against a daemon in a real audio session (a private PulseAudio): its output
+    /// can be chosen there, so the route and ReplayGain handlers get the hostile calls too, and
+    /// the engine plays to a real sink while they come.
+    @Test func aSeededPassAgainstADaemonInAnAudioSessionLeavesItAnswering() async throws {
+        try await PrivateSoundServer.with { server in
+            try await DaemonFixture.with(
+                arguments: ["--audio-sink", "autoaudiosink"], environment: server.clientVariables
+            ) { daemon in
+                try await daemon.waitForOutputs()
+                #expect(try await daemon.client("get", "bridge", "CanSelectOutputRoute") == ["true"])
+                let summary = try await Self.fuzz(daemon, calls: 1500, seed: 3)
+                let replies = summary["replies"] as? [String: Int] ?? [:]
+                print("replies by name: \(replies)")
+                // Still following the server, and still choosing.
+                let routes = try await daemon.client("get", "bridge", "OutputRoutes")
+                #expect(routes.first?.contains("(headphones, Headphones)") == true, "\(routes)")
+                #expect(try await daemon.client("call", "bridge", "SelectOutputRoute", "s:headphones") == ["ok"])
+                #expect(try await daemon.playerctl("status") != "")
+            }
+        }
     }
 
     /// The same pass over a library of 520 albums of one track each: every tab holds more rows
