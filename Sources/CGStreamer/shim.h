@@ -103,59 +103,6 @@ static inline gulong cgst_connect(
     return g_signal_connect_data(instance, signal, callback, data, destroy, (GConnectFlags)0);
 }
 
-/// Points every audio sink inside `bin` (at any depth; not bins) at `device`, if the device's
-/// provider can reconfigure it (pulsesink moves a running stream to the device). Returns how
-/// many it reconfigured.
-static inline guint cgst_reconfigure_sinks(GstBin *bin, GstDevice *device) {
-    guint count = 0;
-    GstIterator *iterator = gst_bin_iterate_recurse(bin);
-    GValue item = G_VALUE_INIT;
-    while (gst_iterator_next(iterator, &item) == GST_ITERATOR_OK) {
-        GstElement *element = GST_ELEMENT(g_value_get_object(&item));
-        if (!GST_IS_BIN(element) && GST_OBJECT_FLAG_IS_SET(element, GST_ELEMENT_FLAG_SINK)
-            && gst_device_reconfigure_element(device, element)) {
-            count++;
-        }
-        g_value_reset(&item);
-    }
-    g_value_unset(&item);
-    gst_iterator_free(iterator);
-    return count;
-}
-
-/// Clears the `device` of every sink inside `bin` that has one: its next stream goes to the
-/// system's default output.
-static inline void cgst_reset_sink_devices(GstBin *bin) {
-    GstIterator *iterator = gst_bin_iterate_recurse(bin);
-    GValue item = G_VALUE_INIT;
-    while (gst_iterator_next(iterator, &item) == GST_ITERATOR_OK) {
-        GstElement *element = GST_ELEMENT(g_value_get_object(&item));
-        GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), "device");
-        if (!GST_IS_BIN(element) && GST_OBJECT_FLAG_IS_SET(element, GST_ELEMENT_FLAG_SINK) && spec != NULL
-            && spec->value_type == G_TYPE_STRING && (spec->flags & G_PARAM_WRITABLE)) {
-            g_object_set(element, "device", NULL, NULL);
-        }
-        g_value_reset(&item);
-    }
-    g_value_unset(&item);
-    gst_iterator_free(iterator);
-}
-
-/// Whether `bin` holds (at any depth) an element made by the factory `name`.
-static inline gboolean cgst_bin_has_factory(GstBin *bin, const gchar *name) {
-    gboolean found = FALSE;
-    GstIterator *iterator = gst_bin_iterate_recurse(bin);
-    GValue item = G_VALUE_INIT;
-    while (!found && gst_iterator_next(iterator, &item) == GST_ITERATOR_OK) {
-        GstElementFactory *factory = gst_element_get_factory(GST_ELEMENT(g_value_get_object(&item)));
-        found = factory != NULL && g_strcmp0(gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory)), name) == 0;
-        g_value_reset(&item);
-    }
-    g_value_unset(&item);
-    gst_iterator_free(iterator);
-    return found;
-}
-
 /// A string property of a device object (pulse devices' `internal-name`, the sink's name), or
 /// NULL if it has none. Free with g_free.
 static inline gchar *cgst_device_string_property(GstDevice *device, const gchar *name) {
@@ -188,21 +135,26 @@ static inline gboolean cgst_is_bin(gpointer object) { return object != NULL && G
 
 /// Gives the stream of an audio sink with `stream-properties` (pulsesink, pipewiresink) the
 /// role `role` (`media.role`, which the sound server's policy reads: role corking, routing),
-/// unless its properties name a role already. Returns whether the element takes a role.
-static inline gboolean cgst_set_stream_role(GstElement *element, const gchar *role) {
+/// unless its properties name a role already. Does nothing to other elements.
+static inline void cgst_set_stream_role(GstElement *element, const gchar *role) {
     GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), "stream-properties");
-    if (spec == NULL || spec->value_type != GST_TYPE_STRUCTURE) return FALSE;
+    if (spec == NULL || spec->value_type != GST_TYPE_STRUCTURE) return;
     GstStructure *properties = NULL;
     g_object_get(element, "stream-properties", &properties, NULL);
     if (properties != NULL && gst_structure_has_field(properties, "media.role")) {
         gst_structure_free(properties);
-        return TRUE;
+        return;
     }
     if (properties == NULL) properties = gst_structure_new_empty("props");
     gst_structure_set(properties, "media.role", G_TYPE_STRING, role, NULL);
     g_object_set(element, "stream-properties", properties, NULL);
     gst_structure_free(properties);
-    return TRUE;
+}
+
+/// Whether `element` is a sink element itself, not a bin holding one (autoaudiosink is a bin
+/// flagged as a sink; the sink it picks is the element that plays).
+static inline gboolean cgst_is_sink_element(GstElement *element) {
+    return !GST_IS_BIN(element) && GST_OBJECT_FLAG_IS_SET(element, GST_ELEMENT_FLAG_SINK);
 }
 
 /// Calls `visit` for every element inside `bin`, at any depth.
@@ -215,6 +167,50 @@ static inline void cgst_for_each_element(GstBin *bin, void (*visit)(GstElement *
     }
     g_value_unset(&item);
     gst_iterator_free(iterator);
+}
+
+static inline void cgst_reconfigure_sink(GstElement *element, gpointer device) {
+    if (cgst_is_sink_element(element)) gst_device_reconfigure_element(GST_DEVICE(device), element);
+}
+
+/// Points every sink element inside `bin` at `device`, if the device's provider can
+/// reconfigure it (pulsesink moves a running stream to the device).
+static inline void cgst_reconfigure_sinks(GstBin *bin, GstDevice *device) {
+    cgst_for_each_element(bin, cgst_reconfigure_sink, device);
+}
+
+static inline void cgst_reset_sink_device(GstElement *element, gpointer unused) {
+    (void)unused;
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), "device");
+    if (cgst_is_sink_element(element) && spec != NULL && spec->value_type == G_TYPE_STRING
+        && (spec->flags & G_PARAM_WRITABLE)) {
+        g_object_set(element, "device", NULL, NULL);
+    }
+}
+
+/// Clears the `device` of every sink element inside `bin` that has one: its next stream goes to
+/// the system's default output.
+static inline void cgst_reset_sink_devices(GstBin *bin) { cgst_for_each_element(bin, cgst_reset_sink_device, NULL); }
+
+/// What `cgst_bin_has_factory` looks for, and whether it found it.
+typedef struct {
+    const gchar *name;
+    gboolean found;
+} CGstFactorySearch;
+
+static inline void cgst_match_factory(GstElement *element, gpointer data) {
+    CGstFactorySearch *search = (CGstFactorySearch *)data;
+    GstElementFactory *factory = gst_element_get_factory(element);
+    if (factory != NULL && g_strcmp0(gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory)), search->name) == 0) {
+        search->found = TRUE;
+    }
+}
+
+/// Whether `bin` holds (at any depth) an element made by the factory `name`.
+static inline gboolean cgst_bin_has_factory(GstBin *bin, const gchar *name) {
+    CGstFactorySearch search = {name, FALSE};
+    cgst_for_each_element(bin, cgst_match_factory, &search);
+    return search.found;
 }
 
 /// The name of the factory that made `element` ("uridecodebin"), or NULL.

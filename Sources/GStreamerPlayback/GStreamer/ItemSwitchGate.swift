@@ -177,7 +177,7 @@ let releaseSwitchGate: GClosureNotify = { data, _ in
 let giveStreamRole: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { element, _ in
     guard let element else { return }
     let factory = cgst_factory_name(element).map { String(cString: $0) }
-    _ = cgst_set_stream_role(element, factory == "pipewiresink" ? "Music" : "music")
+    cgst_set_stream_role(element, factory == "pipewiresink" ? "Music" : "music")
 }
 
 /// The output device chosen for the audio sink, shared with the handler that configures the
@@ -199,8 +199,8 @@ let sinkElementAdded: @convention(c) (
 ) -> Void = { _, _, element, data in
     guard let element else { return }
     giveStreamRole(element, nil)
-    guard let data, cgst_is_sink(gstObject(element)) != 0, cgst_is_bin(gpointer(element)) == 0,
+    guard let data,
         let chosen = Unmanaged<OutputChoice>.fromOpaque(data).takeUnretainedValue().device.withLock({ $0 })
     else { return }
-    _ = gst_device_reconfigure_element(chosen.device, element)
+    cgst_reconfigure_sink(element, gpointer(chosen.device))
 }

@@ -212,22 +212,20 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     // MARK: Controls
 
     /// Gives playbin a new audio filter: `scaletempo`, after ReplayGain's `rgvolume` and
-    /// `rglimiter` unless `replayGain` is off. Call in the NULL state. Returns false if the
-    /// ReplayGain elements are missing (the filter is then `scaletempo` alone).
+    /// `rglimiter` unless `replayGain` is off. Call in the NULL state. Without the ReplayGain
+    /// elements the filter is `scaletempo` alone (``hasReplayGain`` says so beforehand).
     ///
     /// GStreamer 1.22's scaletempo frees its buffers when it stops but keeps their fill level,
     /// so a restart at another rate can copy from a freed buffer (a crash found by fuzzing:
     /// rate changes across track changes). A fresh element per run has no such past.
     /// rgvolume has no switch to turn it off, so "off" is a filter without it.
-    @discardableResult
-    func renewAudioFilter(replayGain: AudioSession.ReplayGainMode) -> Bool {
+    func renewAudioFilter(replayGain: AudioSession.ReplayGainMode) {
         Self.setFreshAudioFilter(on: element, replayGain: replayGain)
     }
 
-    @discardableResult
     private static func setFreshAudioFilter(
         on element: UnsafeMutablePointer<GstElement>, replayGain: AudioSession.ReplayGainMode
-    ) -> Bool {
+    ) {
         if replayGain != .off {
             // The limiter keeps a gain above 0 dB from clipping (a quiet track brought up).
             let description =
@@ -237,13 +235,12 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
             let filter = gst_parse_bin_from_description(description, 1, &error)
             if takeMessage(error) == nil, let filter {
                 cgst_set_object(element, "audio-filter", filter)
-                return true
+                return
             }
             if let filter { gst_object_unref(gpointer(filter)) }
         }
-        guard let tempo = gst_element_factory_make("scaletempo", nil) else { return replayGain == .off }
+        guard let tempo = gst_element_factory_make("scaletempo", nil) else { return }
         cgst_set_object(element, "audio-filter", tempo)
-        return replayGain == .off
     }
 
     static let replayGainName = "mprisbridge-replaygain"
@@ -274,15 +271,14 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
 
     /// Points the output at `device` (nil: the system's default, for sinks made from now on).
     /// A running sink that can move its stream (pulsesink) moves it at once, without stopping
-    /// the pipeline; returns how many sinks were pointed there now (0 before any is made).
-    @discardableResult
-    func selectOutput(_ device: DeviceReference?) -> Int {
+    /// the pipeline; a sink made later is pointed there as it is added.
+    func selectOutput(_ device: DeviceReference?) {
         outputChoice.device.withLock { $0 = device }
-        guard let device else {
+        if let device {
+            cgst_reconfigure_sinks(binPointer(sink), device.device)
+        } else {
             cgst_reset_sink_devices(binPointer(sink))
-            return 0
         }
-        return Int(cgst_reconfigure_sinks(binPointer(sink), device.device))
     }
 
     /// Whether the ReplayGain elements are installed.
