@@ -111,15 +111,14 @@ final class AudioControl: Sendable {
     /// The monitor's news, on its thread: the list shown, and a chosen output that came back
     /// taken again.
     private func outputsChanged(_ outputs: [AudioOutput]) {
-        let (engine, returning) = state.withLock { state -> (GStreamerEngine?, AudioOutput?) in
+        let (engine, chosen, returning) = state.withLock { state -> (GStreamerEngine?, AudioOutput?, AudioOutput?) in
             let wasListed = state.outputs.contains { $0.identifier == state.chosen }
             state.outputs = outputs
             let chosen = outputs.first { $0.identifier == state.chosen }
-            return (state.engine, wasListed ? nil : chosen)
+            return (state.engine, chosen, wasListed ? nil : chosen)
         }
         session.outputRoutes = outputs.map { AudioSession.OutputRoute(identifier: $0.identifier, name: $0.name) }
-        let chosen = state.withLock { $0.chosen }
-        session.currentOutputRoute = outputs.contains { $0.identifier == chosen } ? chosen : nil
+        session.currentOutputRoute = chosen?.identifier
         if let engine, let returning {
             let logger = self.logger
             Task {

@@ -156,10 +156,7 @@ private final class Writes: Sendable {
     func writeSetting(_ key: String, _ value: String?) {
         state.withLock { state in
             do {
-                try makeDirectory(folder)
-                let database = try state.database ?? StateDatabase(path: path)
-                state.database = database
-                try database.setSetting(key, value)
+                try openForWriting(&state).setSetting(key, value)
             } catch {
                 logger.error("cannot save the setting \(key) in \(folder): \(StateStore.sentence(for: error))")
             }
@@ -173,15 +170,7 @@ private final class Writes: Sendable {
     /// Writes `snapshot`; whether it is saved. A failure is said once until a write succeeds again.
     private func write(_ snapshot: PlayerSnapshot, in state: inout State) -> Bool {
         do {
-            let database: StateDatabase
-            if let opened = state.database {
-                database = opened
-            } else {
-                try makeDirectory(folder)
-                database = try StateDatabase(path: path)
-                state.database = database
-            }
-            let rows = try database.write(snapshot)
+            let rows = try openForWriting(&state).write(snapshot)
             // Writing a long queue whole takes megabytes of small allocations, freed again at
             // once: give them back rather than keep them while idle.
             if rows >= Self.longQueue { _ = malloc_trim(0) }
@@ -200,6 +189,15 @@ private final class Writes: Sendable {
             }
             return false
         }
+    }
+
+    /// The database, opened (the folder made first) unless it is already.
+    private func openForWriting(_ state: inout State) throws -> StateDatabase {
+        if let opened = state.database { return opened }
+        try makeDirectory(folder)
+        let database = try StateDatabase(path: path)
+        state.database = database
+        return database
     }
 
     /// The number of rows past which a write trims the heap after it.
