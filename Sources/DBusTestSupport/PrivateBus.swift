@@ -99,11 +99,7 @@ public final class PrivateBus: Sendable {
             }
             return PrivateBus(address: address!, daemon: daemon)
         } catch let error as ChildProcessError {
-            let (stdout, stderr): (String, String) =
-                switch error {
-                case .timedOut(_, _, _, let stdout, let stderr), .outputEnded(_, _, let stdout, let stderr): (stdout, stderr)
-                default: ("", "\(error)")
-                }
+            let (stdout, stderr) = error.capturedOutput ?? ("", "\(error)")
             throw PrivateBusError.noAddress(daemon: daemonPath, timeout: startupTimeout, stdout: stdout, stderr: stderr)
         }
     }

@@ -59,6 +59,15 @@ public enum ChildProcessError: Error, Sendable, CustomStringConvertible {
     /// The child's stdout ended before a line the caller waited for.
     case outputEnded(command: [String], pid: Int32, stdout: String, stderr: String)
 
+    /// What the child had written when it timed out or closed stdout early; nil for the
+    /// other cases (it never ran, or its output is in ``ProcessOutput``).
+    public var capturedOutput: (stdout: String, stderr: String)? {
+        switch self {
+        case .timedOut(_, _, _, let stdout, let stderr), .outputEnded(_, _, let stdout, let stderr): (stdout, stderr)
+        case .executableNotFound, .launchFailed, .nonZeroExit: nil
+        }
+    }
+
     public var description: String {
         switch self {
         case .executableNotFound(let name, let searchPath):

@@ -126,12 +126,8 @@ public final class PrivateSoundServer: Sendable {
             return PrivateSoundServer(sinks: sinks, daemon: daemon, folder: folder)
         } catch let error as ChildProcessError {
             folder.remove()
-            let output: String =
-                switch error {
-                case .timedOut(_, _, _, let stdout, _), .outputEnded(_, _, let stdout, _): stdout
-                default: "\(error)"
-                }
-            throw PrivateSoundServerError.notReady(output: output)
+            // The server's stderr is merged into what the watchdog printed.
+            throw PrivateSoundServerError.notReady(output: error.capturedOutput?.stdout ?? "\(error)")
         }
     }
 
