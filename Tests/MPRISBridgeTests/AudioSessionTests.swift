@@ -68,10 +68,7 @@ import Testing
             _ = try await watcher.waitForLine { $0.contains("changed bridge Interrupted=true") }
             _ = try await daemon.playerctl("pause")
             _ = try await watcher.waitForLine { $0.contains("changed bridge Interrupted=false") }
-            call.kill()
-            _ = await call.waitForExit()
-            try await waitUntil(server) { streams in !streams.contains { $0.application == "call" } }
-            try await expectNoResume(watcher)
+            try await endCallExpectingNoResume(call, on: server, watcher: watcher)
             #expect(try await daemon.playerctl("status") == "Paused")
             #expect(try await daemon.client("get", "bridge", "Interrupted") == ["false"])
         }
@@ -85,10 +82,7 @@ import Testing
             _ = try await watcher.waitForLine { $0.contains("PlaybackStatus=Paused") }
             let call = try server.startCall()
             try await waitUntil(server) { streams in streams.contains { $0.application == "call" } }
-            call.kill()
-            _ = await call.waitForExit()
-            try await waitUntil(server) { streams in !streams.contains { $0.application == "call" } }
-            try await expectNoResume(watcher)
+            try await endCallExpectingNoResume(call, on: server, watcher: watcher)
             #expect(try await daemon.playerctl("status") == "Paused")
             #expect(try await daemon.client("get", "bridge", "Interrupted") == ["false"])
         }
@@ -103,10 +97,16 @@ import Testing
         return watcher
     }
 
-    /// The end of a call reaches the daemon as an uncork request, which changes nothing visible
-    /// when it is right to ignore it: so a wrong resume is watched for, for a second (the
-    /// request comes within milliseconds of the call's stream going away).
-    private func expectNoResume(_ watcher: ChildProcess) async throws {
+    /// Ends `call` and waits until the server no longer lists it. Its end reaches the daemon as
+    /// an uncork request, which changes nothing visible when it is right to ignore it: so a
+    /// wrong resume is watched for, for a second (the request comes within milliseconds of the
+    /// call's stream going away).
+    private func endCallExpectingNoResume(
+        _ call: ChildProcess, on server: PrivateSoundServer, watcher: ChildProcess
+    ) async throws {
+        call.kill()
+        _ = await call.waitForExit()
+        try await waitUntil(server) { streams in !streams.contains { $0.application == "call" } }
         do {
             let line = try await watcher.waitForLine(timeout: .seconds(1)) { $0.contains("PlaybackStatus=Playing") }
             Issue.record("the player resumed after the call: \(line)")
