@@ -133,17 +133,23 @@ extension Connection {
     /// Requests `name`, or `name.instance<pid>` if another connection owns it: the MPRIS
     /// convention that lets two instances of a player run side by side.
     ///
+    /// A process id is unique only within its PID namespace: in sandboxes (every Flatpak app
+    /// can be pid 2) two players can hold the same one. When `name.instance<pid>` is owned
+    /// too, the suffix also takes this connection's unique name (`:1.42` gives
+    /// `name.instance<pid>_1_42`), which the bus never gives twice. No request waits in the
+    /// bus's queue: a queued request would make this connection owner later, unasked.
+    ///
     /// - Returns: the name now owned.
-    /// - Throws: if neither name could be had.
+    /// - Throws: if none of the names could be had.
     public func requestName(_ name: BusName, orInstanceFallbackFor processID: Int32) async throws -> BusName {
-        let first = try await requestName(name, flags: [.doNotQueue])
-        if first == .primaryOwner || first == .alreadyOwner { return name }
-        let instance = try BusName(validating: "\(name.rawValue).instance\(processID)")
-        let second = try await requestName(instance, flags: [.doNotQueue])
-        guard second == .primaryOwner || second == .alreadyOwner else {
-            throw DBusError(.failed, "Both '\(name)' and '\(instance)' are owned by other connections")
+        let instance = "\(name.rawValue).instance\(processID)"
+        let connectionSuffix = String(uniqueName.rawValue.dropFirst().map { $0 == "." ? "_" : $0 })
+        let candidates = [name, try BusName(validating: instance), try BusName(validating: "\(instance)_\(connectionSuffix)")]
+        for candidate in candidates {
+            let reply = try await requestName(candidate, flags: [.doNotQueue])
+            if reply == .primaryOwner || reply == .alreadyOwner { return candidate }
         }
-        return instance
+        throw DBusError(.failed, "'\(name)' and its instance names \(candidates.dropFirst().map { "'\($0)'" }.joined(separator: ", ")) are owned by other connections")
     }
 
     /// Gives up a well-known name.

@@ -66,6 +66,34 @@ import Testing
         }
     }
 
+    /// Two sandboxed players can share a process id: the second one's instance name then
+    /// takes its connection's unique name too, and it never waits in the queue for one.
+    @Test func anInstanceNameTakenByAnotherProcessFallsBackToTheConnectionsName() async throws {
+        try await PrivateBus.with { bus in
+            let first = try await Connection.connect(to: .address(bus.address))
+            let second = try await Connection.connect(to: .address(bus.address))
+            let third = try await Connection.connect(to: .address(bus.address))
+            defer {
+                first.close()
+                second.close()
+                third.close()
+            }
+            let name: BusName = "org.mpris.MediaPlayer2.mprisbridge"
+            #expect(try await first.requestName(name, orInstanceFallbackFor: 2) == name)
+            #expect(try await second.requestName(name, orInstanceFallbackFor: 2) == "org.mpris.MediaPlayer2.mprisbridge.instance2")
+            let suffix = String(third.uniqueName.rawValue.dropFirst().map { $0 == "." ? "_" : $0 })
+            let fallback = try await third.requestName(name, orInstanceFallbackFor: 2)
+            #expect(fallback.rawValue == "org.mpris.MediaPlayer2.mprisbridge.instance2_\(suffix)")
+            // Not queued behind the owners of the names it could not have.
+            for taken in [name.rawValue, "org.mpris.MediaPlayer2.mprisbridge.instance2"] {
+                let queue = try await bus.run(
+                    "dbus-send",
+                    ["--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.ListQueuedOwners", "string:\(taken)"])
+                #expect(queue.succeeded && !queue.stdout.contains("\"\(third.uniqueName)\""), "\(queue)")
+            }
+        }
+    }
+
     @Test func aNameCanBeHandedOverAndBothSidesAreTold() async throws {
         try await PrivateBus.with { bus in
             let owner = try await Connection.connect(to: .address(bus.address))
