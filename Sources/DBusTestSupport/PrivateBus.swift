@@ -145,7 +145,7 @@ public final class PrivateBus: Sendable {
 
     /// The ``environment`` for ``systemPython``, without `PYTHONHOME`, which a pyenv setup may
     /// point at another interpreter's library.
-    private var pythonEnvironment: [String: String] {
+    public var pythonEnvironment: [String: String] {
         var environment = self.environment
         environment["PYTHONHOME"] = nil
         return environment

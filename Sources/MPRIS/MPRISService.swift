@@ -150,7 +150,9 @@ public final class MPRISService: Sendable {
     }
 
     /// The bus name owned after ``publish(on:)``: the requested name, or
-    /// `…<playerName>.instance<pid>` when another process had it.
+    /// `…<playerName>.instance<pid>` when another process had it (with the connection's
+    /// unique name added when that was taken too, see
+    /// ``DBus/Connection/requestName(_:orInstanceFallbackFor:)``).
     public var busName: BusName? { state.withLock { $0.busName } }
 
     /// Exports the player on `connection` and takes its bus name.

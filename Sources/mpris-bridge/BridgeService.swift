@@ -41,6 +41,10 @@ struct ServeSettings: Sendable {
     var resumePolicy: ResumePolicy
     /// The ReplayGain mode asked for on the command line; nil keeps the saved one.
     var replayGain: AudioSession.ReplayGainMode?
+    /// Whether to exit at once when the player's name already has an owner: a desktop shell
+    /// runs the desktop entry's Exec each time the player is clicked, and the daemon has no
+    /// window for it to bring forward.
+    var unlessRunning = false
 
     var indexPath: String { cacheDirectory + "/index.sqlite" }
 }
@@ -59,6 +63,13 @@ struct BridgeService: Service {
 
     struct BusLost: Error, CustomStringConvertible {
         var description: String { "lost the connection to the message bus" }
+    }
+
+    /// The unique name of the connection that owns this player's name on the bus, if any.
+    static func runningPlayer(_ settings: ServeSettings) async throws -> BusName? {
+        let connection = try await settings.bus == .system ? Connection.system() : Connection.session()
+        defer { connection.close() }
+        return try await connection.nameOwner(of: BusName(validating: "org.mpris.MediaPlayer2.\(settings.playerName)"))
     }
 
     func run() async throws {
@@ -93,6 +104,8 @@ struct BridgeService: Service {
         let service = try MPRISService(
             configuration: MPRISConfiguration(
                 playerName: settings.playerName, identity: "mpris-bridge",
+                // desktop/mpris-bridge.desktop, which Scripts/install puts where shells look.
+                desktopEntry: "mpris-bridge",
                 // Quit from a remote is a graceful shutdown, like SIGTERM.
                 quit: { kill(getpid(), SIGTERM) },
                 artworkCacheDirectory: settings.cacheDirectory + "/artwork", hasTrackList: true,

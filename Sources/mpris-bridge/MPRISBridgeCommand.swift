@@ -91,6 +91,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Do not follow changes in the music folder (a Rescan, or mpris-bridge scan, shows them).")
     var noWatch = false
 
+    @Flag(help: "Exit at once, successfully, when a player of this name already serves on the bus (the desktop entry's Exec).")
+    var unlessRunning = false
+
     @Option(
         help: ArgumentHelp(
             "Tracks longer than this remember where they were left and resume there: seconds, or a length such as 20m, 1h30m or 90s; 0 or off: length alone does not.",
@@ -161,7 +164,11 @@ struct Serve: AsyncParsableCommand {
             audioSink: audioSink, stateDirectory: absolute(stateDir ?? paths.stateDirectory),
             cacheDirectory: libraryOptions.cachePath(paths), scansAtStart: !noScan && isDirectory(library),
             watchesLibrary: !noWatch && isDirectory(library), resumePolicy: try resumePolicy(library: library),
-            replayGain: replayGain.flatMap(AudioSession.ReplayGainMode.init(rawValue:)))
+            replayGain: replayGain.flatMap(AudioSession.ReplayGainMode.init(rawValue:)), unlessRunning: unlessRunning)
+        if unlessRunning, let owner = try await BridgeService.runningPlayer(settings) {
+            logger.info("a player named \(name) already serves on this bus (\(owner)); nothing to start")
+            return
+        }
         let group = ServiceGroup(
             services: [BridgeService(settings: settings, logger: logger)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
