@@ -71,3 +71,54 @@ import Testing
         }
     }
 }
+
+/// `playerctld`, which several desktops run: it proxies the most recently active player as
+/// `org.mpris.MediaPlayer2.playerctld` and media keys bound to `playerctl` go through it.
+@Suite struct PlayerctldTests {
+    @Test func playerctldFollowsASessionOfPlayNextATrackListEditAndAPlaylist() async throws {
+        try await DaemonFixture.with { daemon in
+            let playerctld = try daemon.bus.spawn("playerctld", [])
+            defer { playerctld.kill() }
+            // The daemon was already running, so once playerctld serves, it proxies the daemon.
+            let served = try await daemon.bus.run(
+                "gdbus", ["wait", "--session", "--timeout", "10", "org.mpris.MediaPlayer2.playerctld"], timeout: .seconds(15))
+            #expect(served.succeeded, "\(served)")
+            let follower = try daemon.bus.spawn(
+                "playerctl", ["--player=playerctld", "--follow", "metadata", "--format", "{{status}} {{title}}"])
+            defer { follower.kill() }
+            func through(_ arguments: String...) async throws {
+                let output = try await daemon.bus.run("playerctl", ["--player=playerctld"] + arguments)
+                #expect(output.succeeded, "\(output)")
+            }
+            func shown(_ line: String) async throws {
+                _ = try await follower.waitForLine(timeout: .seconds(10)) { $0 == line }
+            }
+
+            try await through("play")
+            try await shown("Playing Tone 1")
+            #expect(try await daemon.playerctl("status") == "Playing")
+            try await through("next")
+            try await shown("Playing Tone 2")
+            #expect(try await daemon.playerctl("metadata", "title") == "Tone 2")
+
+            // A TrackList edit on the daemon itself: the new entry made current.
+            let third = daemon.library.tracks[2].url(in: daemon.library.path)
+            let noTrack = "/org/mpris/MediaPlayer2/TrackList/NoTrack"
+            #expect(try await daemon.client("call", "tracklist", "AddTrack", "s:\(third)", "o:\(noTrack)", "b:true") == ["ok"])
+            try await shown("Playing Tone 3")
+
+            // A playlist (the album) activated on the daemon plays from its first track.
+            let playlists = try await daemon.client("playlists")
+            let album = try #require(playlists.first?.split(separator: "|").first { $0.hasSuffix(" Generated") })
+            let path = String(album.split(separator: " ")[0])
+            #expect(try await daemon.client("call", "playlists", "ActivatePlaylist", "o:\(path)") == ["ok"])
+            try await shown("Playing Tone 1")
+
+            try await through("pause")
+            try await shown("Paused Tone 1")
+            // Still up, still the daemon's proxy.
+            #expect(processState(playerctld.pid).map { $0 != "Z" } == true)
+            #expect(try await daemon.bus.run("playerctl", ["--player=playerctld", "status"]).stdout.trimmingSuffix() == "Paused")
+        }
+    }
+}

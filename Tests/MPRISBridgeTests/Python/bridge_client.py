@@ -7,7 +7,9 @@ Usage: bridge_client.py BUS_NAME OPERATION...   (one output line per operation)
   tracks                    the TrackList's track ids, space-separated
   titles                    the title of every track in the TrackList, in order, joined by |
   current                   the current track's id and title: `ID TITLE`
-IFACE is root, player, tracklist or bridge (org.mprisbridge.Player1); T:V is a typed value: s:text (%20 for a space), o:/path, b:true, x:5.
+  playlists                 each playlist of GetPlaylists (ordered by name) as `ID NAME`, joined by |
+IFACE is root, player, tracklist, playlists or bridge (org.mprisbridge.Player1); T:V is a typed value: s:text
+(%20 for a space), o:/path, b:true, x:5, u:5, d:0.5.
 
 Usage: bridge_client.py BUS_NAME watch
   prints READY once subscribed, then one line per signal:
@@ -20,7 +22,8 @@ import sys
 import dbus
 
 IFACES = {"root": "org.mpris.MediaPlayer2", "player": "org.mpris.MediaPlayer2.Player",
-          "tracklist": "org.mpris.MediaPlayer2.TrackList", "bridge": "org.mprisbridge.Player1"}
+          "tracklist": "org.mpris.MediaPlayer2.TrackList", "playlists": "org.mpris.MediaPlayer2.Playlists",
+          "bridge": "org.mprisbridge.Player1"}
 PATH = "/org/mpris/MediaPlayer2"
 
 
@@ -28,7 +31,8 @@ def typed(text):
     kind, _, raw = text.partition(":")
     raw = raw.replace("%20", " ")
     return {"s": lambda: dbus.String(raw), "o": lambda: dbus.ObjectPath(raw), "b": lambda: dbus.Boolean(raw == "true"),
-            "x": lambda: dbus.Int64(int(raw)), "d": lambda: dbus.Double(float(raw))}[kind]()
+            "x": lambda: dbus.Int64(int(raw)), "u": lambda: dbus.UInt32(int(raw)),
+            "d": lambda: dbus.Double(float(raw))}[kind]()
 
 
 def show(value):
@@ -81,6 +85,10 @@ def run(bus, name, operations):
             # Get returns the array as a variant; pass it back as a plain ao.
             metadata = dbus.Interface(player, IFACES["tracklist"]).GetTracksMetadata(dbus.Array(tracks, signature="o"))
             print("|".join(str(m.get("xesam:title", "-")) for m in metadata))
+            i += 1
+        elif op == "playlists":
+            listed = dbus.Interface(player, IFACES["playlists"]).GetPlaylists(dbus.UInt32(0), dbus.UInt32(100), "Alphabetical", False)
+            print("|".join(str(path) + " " + str(name) for path, name, _ in listed))
             i += 1
         elif op == "current":
             metadata = properties.Get(IFACES["player"], "Metadata")
