@@ -93,7 +93,13 @@ struct MediaTreeNodes: Sendable {
     ///
     /// - Parameter parent: the object path of the entry's parent when the caller knows it
     ///   (the rows of one listing share it, and escaping it again for each row was measurable).
-    func properties(of entry: ContentEntry, filter: Filter, parent: ObjectPath? = nil) -> [DBusValue.DictionaryEntry] {
+    /// - Parameter context: the manager's context, when the caller read it already (once per
+    ///   listing): while limits are enforced, texts are cut to its text length.
+    func properties(
+        of entry: ContentEntry, filter: Filter, parent: ObjectPath? = nil, context: PlayableContentManagerContext? = nil
+    ) -> [DBusValue.DictionaryEntry] {
+        let context = context ?? content.context
+        func text(_ value: String) -> DBusValue { .string(context.fitted(value)) }
         var values: [DBusValue.DictionaryEntry] = []
         values.reserveCapacity(25)
         func add(_ name: String, _ value: @autoclosure () -> DBusValue?) {
@@ -108,7 +114,7 @@ struct MediaTreeNodes: Sendable {
         add("Parent", .objectPath(parentPath))
         add("Type", .string(Self.type(of: item, showsAsContainer: showsAsContainer)))
         add("Path", .objectPath(path))
-        add("DisplayName", .string(entry.path.isEmpty ? displayName : (item.title ?? item.identifier)))
+        add("DisplayName", text(entry.path.isEmpty ? displayName : (item.title ?? item.identifier)))
         // MediaContainer2
         if showsAsContainer {
             let counts = entry.children
@@ -124,10 +130,10 @@ struct MediaTreeNodes: Sendable {
             add("URLs", .array(.string, [media?.urlString].compactMap { $0.map { .string($0) } }))
             add("MIMEType", .string(media?.mimeType ?? (item.isStreamingContent ? "audio/mpeg" : "application/octet-stream")))
             if let size = media?.size { add("Size", .int64(size)) }
-            if let artist = media?.artist { add("Artist", .string(artist)) }
-            if let album = media?.album { add("Album", .string(album)) }
+            if let artist = media?.artist { add("Artist", text(artist)) }
+            if let album = media?.album { add("Album", text(album)) }
             if let date = media?.date { add("Date", .string(date)) }
-            if let genre = media?.genre { add("Genre", .string(genre)) }
+            if let genre = media?.genre { add("Genre", text(genre)) }
             if let duration = media?.duration { add("Duration", .int32(Int32(clamping: duration.components.seconds))) }
             if let number = media?.trackNumber { add("TrackNumber", .int32(Int32(clamping: number))) }
             if filter.wants("AlbumArt"), case let art = artURL(item.artwork), !art.isEmpty {
@@ -136,7 +142,7 @@ struct MediaTreeNodes: Sendable {
         }
         // MediaNode1
         add("Identifier", .string(entry.path.isEmpty ? "" : Self.identifier(fromKey: entry.path.last!)))
-        add("Subtitle", .string(item.subtitle ?? ""))
+        add("Subtitle", text(item.subtitle ?? ""))
         add("Playable", .boolean(item.isPlayable))
         add("Container", .boolean(item.isContainer || entry.path.isEmpty))
         add("Informative", .boolean(item.isInformative && !entry.isLoadingPlaceholder && !entry.path.isEmpty))
@@ -147,7 +153,25 @@ struct MediaTreeNodes: Sendable {
         add("Streaming", .boolean(item.isStreamingContent))
         add("NowPlaying", .boolean(entry.isNowPlaying))
         add("ArtUrl", .string(artURL(item.artwork)))
+        add("BrowsableStyle", .string(item.browsableChildrenStyle?.rawValue ?? ""))
+        add("PlayableStyle", .string(item.playableChildrenStyle?.rawValue ?? ""))
+        add("GroupTitle", text(item.groupTitle ?? ""))
+        add("CompletionStatus", .string(Self.completionStatus(of: entry)))
+        add("ErrorCode", .string(item.problem?.code.rawValue ?? ""))
+        add("ResolutionAction", .string(item.problem?.resolution?.action ?? ""))
+        add("ResolutionLabel", text(item.problem?.resolution?.label ?? ""))
         return values
+    }
+
+    /// `not-played`, `partially-played` or `fully-played` for a row whose container shows
+    /// progress, from its progress (none yet is not played); "" for any other row.
+    static func completionStatus(of entry: ContentEntry) -> String {
+        guard entry.displaysPlaybackProgress, entry.item.isPlayable else { return "" }
+        switch entry.item.playbackProgress {
+        case let progress? where progress >= 1: return "fully-played"
+        case let progress? where progress > 0: return "partially-played"
+        default: return "not-played"
+        }
     }
 
     private func artURL(_ image: MediaItemArtwork?) -> String {
@@ -166,6 +190,8 @@ struct MediaTreeNodes: Sendable {
             ("ContentLimitsEnforced", .boolean(context.contentLimitsEnforced)),
             ("EnforcedItemCount", .uint32(UInt32(clamping: context.enforcedContentItemsCount))),
             ("EnforcedTreeDepth", .uint32(UInt32(clamping: context.enforcedContentTreeDepth))),
+            ("TabLimit", .uint32(UInt32(clamping: context.maximumTabCount))),
+            ("EnforcedTextLength", .uint32(UInt32(clamping: context.enforcedTextLength))),
         ]
     }
 
@@ -211,7 +237,9 @@ struct MediaTreeNodes: Sendable {
                 [("Identifier", .string), ("Subtitle", .string), ("Playable", .boolean), ("Container", .boolean),
                  ("Informative", .boolean), ("Loading", .boolean), ("PlaybackProgress", .double),
                  ("DisplaysPlaybackProgress", .boolean), ("Explicit", .boolean), ("Streaming", .boolean),
-                 ("NowPlaying", .boolean), ("ArtUrl", .string)],
+                 ("NowPlaying", .boolean), ("ArtUrl", .string), ("BrowsableStyle", .string),
+                 ("PlayableStyle", .string), ("GroupTitle", .string), ("CompletionStatus", .string),
+                 ("ErrorCode", .string), ("ResolutionAction", .string), ("ResolutionLabel", .string)],
                 emitting: ["NowPlaying"])
             nodes.addNodeMethods(to: node)
             artObject = declare(Self.objectProperties.name, Self.objectProperties.properties)
@@ -366,6 +394,17 @@ struct MediaTreeNodes: Sendable {
             content.updateContext { $0.enforcedContentTreeDepth = Int(value) }
             return value
         }
+        // TabLimit (extension): the most tabs (containers) the root lists, always; 0 for none.
+        _ = root.property("TabLimit", UInt32(clamping: context.maximumTabCount), access: .readWrite) { value in
+            content.updateContext { $0.maximumTabCount = Int(value) }
+            return value
+        }
+        // EnforcedTextLength (extension): while limits are enforced, texts are cut to this many
+        // characters, the last an ellipsis; 0 for none. 1 would leave only the ellipsis.
+        _ = root.property("EnforcedTextLength", UInt32(clamping: context.enforcedTextLength), access: .readWrite) { value in
+            content.updateContext { $0.enforcedTextLength = Int(value) }
+            return value
+        }
         _ = root.property("NowPlayingIdentifiers", content.nowPlayingIdentifiers, changes: .none)
         // SetContentLimits(Enforced, ItemCount, TreeDepth) (extension): a head unit's limits while
         // driving, applied to every listing, count and depth; the delegate hears them.
@@ -401,13 +440,14 @@ struct MediaTreeNodes: Sendable {
     private func dictionaries(_ entries: [ContentEntry], filter: Filter) -> DBusValue {
         // A listing's rows share their parent; a search's rows come from many.
         var parent: (path: ArraySlice<String>, objectPath: ObjectPath)?
+        let context = content.context
         return .array(
             .dictionary(key: .string, value: .variant),
             entries.map { entry in
                 let parentPath = entry.path.dropLast()
                 if parent?.path != parentPath { parent = (parentPath, objectPath(for: Array(parentPath))) }
                 return .dictionary(
-                    key: .string, value: .variant, properties(of: entry, filter: filter, parent: parent?.objectPath))
+                    key: .string, value: .variant, properties(of: entry, filter: filter, parent: parent?.objectPath, context: context))
             })
     }
 

@@ -38,6 +38,18 @@ public struct ContentItem: Sendable, Hashable, Identifiable {
     public var isPlayable: Bool
     /// What a media server shows about a playable item (file, type, tags).
     public var media: ContentMedia?
+    /// For a container: how a remote should show its children that are containers
+    /// (an artist's albums as a grid of covers); `nil` leaves it to the remote.
+    public var browsableChildrenStyle: ContentStyle?
+    /// For a container: how a remote should show its playable children that are not
+    /// containers (an album's tracks as a list); `nil` leaves it to the remote.
+    public var playableChildrenStyle: ContentStyle?
+    /// The heading of the group the row belongs to in its listing (“Folders”, “Tracks”).
+    /// Remotes that group rows put consecutive rows with the same title under one heading;
+    /// `nil` for no group.
+    public var groupTitle: String?
+    /// For an informative row: what went wrong, typed, and how the user can set it right.
+    public var problem: ContentProblem?
 
     /// `id` of `Identifiable`: the ``identifier``.
     public var id: String { identifier }
@@ -54,7 +66,9 @@ public struct ContentItem: Sendable, Hashable, Identifiable {
     public init(
         identifier: String, title: String? = nil, subtitle: String? = nil, artwork: MediaItemArtwork? = nil,
         playbackProgress: Double? = nil, isStreamingContent: Bool = false, isExplicitContent: Bool = false,
-        isContainer: Bool = false, isPlayable: Bool = false, media: ContentMedia? = nil
+        isContainer: Bool = false, isPlayable: Bool = false, media: ContentMedia? = nil,
+        browsableChildrenStyle: ContentStyle? = nil, playableChildrenStyle: ContentStyle? = nil,
+        groupTitle: String? = nil, problem: ContentProblem? = nil
     ) {
         self.identifier = identifier
         self.title = title
@@ -66,6 +80,10 @@ public struct ContentItem: Sendable, Hashable, Identifiable {
         self.isContainer = isContainer
         self.isPlayable = isPlayable
         self.media = media
+        self.browsableChildrenStyle = browsableChildrenStyle
+        self.playableChildrenStyle = playableChildrenStyle
+        self.groupTitle = groupTitle
+        self.problem = problem
     }
 
     /// A progress within 0…1; none for NaN or an infinity.
@@ -75,8 +93,10 @@ public struct ContentItem: Sendable, Hashable, Identifiable {
 
     /// The informative row an app shows first when it cannot serve content
     /// (offline, not signed in, still indexing): neither playable nor a container.
-    public static func informative(identifier: String, title: String, subtitle: String? = nil) -> ContentItem {
-        ContentItem(identifier: identifier, title: title, subtitle: subtitle)
+    public static func informative(
+        identifier: String, title: String, subtitle: String? = nil, problem: ContentProblem? = nil
+    ) -> ContentItem {
+        ContentItem(identifier: identifier, title: title, subtitle: subtitle, problem: problem)
     }
 }
 
@@ -127,5 +147,65 @@ public struct ContentMedia: Sendable, Hashable {
         self.date = date
         self.creationDate = creationDate
         self.modificationDate = modificationDate
+    }
+}
+
+/// How a remote lays out a container's children, in the terms of car browse screens
+/// (Android Automotive's content-style hints).
+public enum ContentStyle: String, Sendable, Hashable, CaseIterable {
+    /// One row per child: title, subtitle, a small cover.
+    case list
+    /// Large covers in a grid, titles under them.
+    case grid
+    /// One row per child with a small icon standing for a category (genres, moods).
+    case categoryList = "category-list"
+    /// A grid of category icons.
+    case categoryGrid = "category-grid"
+}
+
+/// What keeps an app from serving its content, typed so that a remote can show its own
+/// message and offer the way out, in the terms of car media apps' error states.
+public struct ContentProblem: Sendable, Hashable {
+    /// The kind of problem.
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        /// The content cannot be read now (a folder missing, a disk unreadable).
+        case contentUnavailable = "content-unavailable"
+        /// There is nothing to show (an empty library).
+        case noContent = "no-content"
+        /// The content is still being prepared (a first index).
+        case notReady = "not-ready"
+        /// The user must sign in, or sign in again.
+        case authenticationRequired = "authentication-required"
+        /// The account does not allow it (a premium feature).
+        case accountRestricted = "account-restricted"
+        /// Parental controls forbid it.
+        case parentalControlRestricted = "parental-control-restricted"
+        /// Not available where the user is.
+        case notAvailableInRegion = "not-available-in-region"
+        /// Anything else; the row's title says what.
+        case other
+    }
+
+    /// A way for the user to set the problem right: an action the app performs when asked
+    /// (see ``PlayableContentDelegate``) and the label a remote puts on its button.
+    public struct Resolution: Sendable, Hashable {
+        /// What to do, as the app names it (`rescan`).
+        public var action: String
+        /// The button's text (“Scan again”).
+        public var label: String
+
+        public init(action: String, label: String) {
+            self.action = action
+            self.label = label
+        }
+    }
+
+    public var code: Code
+    /// How to set it right, when the user can.
+    public var resolution: Resolution?
+
+    public init(_ code: Code, resolution: Resolution? = nil) {
+        self.code = code
+        self.resolution = resolution
     }
 }

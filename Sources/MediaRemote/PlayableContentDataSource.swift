@@ -142,6 +142,10 @@ extension PlayableContentDelegate {
 
 /// What the remote browsing the tree allows, in the shape of Apple's
 /// `MPPlayableContentManagerContext`. A head unit sets limits while the car is moving.
+///
+/// Two limits go beyond Apple's, for cars whose browse screens are stricter
+/// (Android Automotive's: at most 4 tabs; while driving, 21 rows and strings of 120
+/// characters): ``maximumTabCount`` and ``enforcedTextLength``.
 public struct PlayableContentManagerContext: Sendable, Equatable {
     /// Whether a remote that browses the tree (a head unit) is connected.
     public var endpointAvailable: Bool
@@ -153,22 +157,42 @@ public struct PlayableContentManagerContext: Sendable, Equatable {
     /// root's children are level 1, theirs level 2. A container at this level
     /// is still listed (and playable) but shows no children.
     public var enforcedContentTreeDepth: Int
+    /// The most containers (tabs) the root lists, whether or not limits are enforced; 0 for
+    /// no limit. Informative rows are listed besides them; the tabs after the limit are not
+    /// listed (they can still be reached by their paths).
+    public var maximumTabCount: Int
+    /// The most characters (grapheme clusters) of a row's text while limits are enforced; 0
+    /// for no limit. A longer text is cut to this length, its last character an ellipsis.
+    public var enforcedTextLength: Int
 
     /// Describes a context. Counts below zero are taken as zero.
     public init(
         endpointAvailable: Bool = false, contentLimitsEnforced: Bool = false,
-        enforcedContentItemsCount: Int = 100, enforcedContentTreeDepth: Int = 5
+        enforcedContentItemsCount: Int = 100, enforcedContentTreeDepth: Int = 5,
+        maximumTabCount: Int = 0, enforcedTextLength: Int = 0
     ) {
         self.endpointAvailable = endpointAvailable
         self.contentLimitsEnforced = contentLimitsEnforced
         self.enforcedContentItemsCount = max(0, enforcedContentItemsCount)
         self.enforcedContentTreeDepth = max(0, enforcedContentTreeDepth)
+        self.maximumTabCount = max(0, maximumTabCount)
+        self.enforcedTextLength = max(0, enforcedTextLength)
     }
 
     /// The most rows a listing shows now: the enforced count, or unlimited.
     public var itemLimit: Int? { contentLimitsEnforced ? enforcedContentItemsCount : nil }
     /// The deepest level that may be opened now, or unlimited.
     public var depthLimit: Int? { contentLimitsEnforced ? enforcedContentTreeDepth : nil }
+    /// The most tabs the root lists, or unlimited.
+    public var tabLimit: Int? { maximumTabCount > 0 ? maximumTabCount : nil }
+    /// The most characters of a row's text now, or unlimited.
+    public var textLimit: Int? { contentLimitsEnforced && enforcedTextLength > 0 ? enforcedTextLength : nil }
+
+    /// `text` as a remote may show it now: cut to ``textLimit`` characters, the last one “…”.
+    public func fitted(_ text: String) -> String {
+        guard let limit = textLimit, text.count > limit else { return text }
+        return String(text.prefix(limit - 1)) + "…"
+    }
 }
 
 /// Why the content tree could not do what was asked.

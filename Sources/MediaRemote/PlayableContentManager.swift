@@ -148,7 +148,8 @@ public final class PlayableContentManager: Sendable {
             context = PlayableContentManagerContext(
                 endpointAvailable: context.endpointAvailable, contentLimitsEnforced: context.contentLimitsEnforced,
                 enforcedContentItemsCount: context.enforcedContentItemsCount,
-                enforcedContentTreeDepth: context.enforcedContentTreeDepth)
+                enforcedContentTreeDepth: context.enforcedContentTreeDepth, maximumTabCount: context.maximumTabCount,
+                enforcedTextLength: context.enforcedTextLength)
             guard context != state.context else { return (nil, nil) }
             state.context = context
             return (context, state.delegate)
@@ -952,6 +953,15 @@ public final class PlayableContentManager: Sendable {
         var order = state.tree.listingOrder(of: id)[...]
         // Only once a listing has given up waiting: until then the data source answers in time.
         var loading = state.tree[id].owesUpdate && !state.tree[id].isComplete
+        if id == ContentTree.rootID, let tabs = state.context.tabLimit {
+            // Informative rows stay; only the containers after the limit go.
+            var containers = 0
+            order = order.filter { child in
+                guard state.tree[child].item?.isContainer == true else { return true }
+                containers += 1
+                return containers <= tabs
+            }[...]
+        }
         if let limit = state.context.itemLimit, order.count >= limit {
             order = order.prefix(limit)
             loading = false

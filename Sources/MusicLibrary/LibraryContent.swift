@@ -52,9 +52,9 @@ public final class LibraryContent: PlayableContentDataSource {
 
     /// The root's tabs, in their order.
     public enum Tab: Int, Sendable, CaseIterable {
-        case artists, albums, tracks, playlists, folders
+        case artists, albums, tracks, playlists, folders, recent
 
-        /// The tab's identifier: `artists`, `albums`, `tracks`, `playlists` or `folders`.
+        /// The tab's identifier: `artists`, `albums`, `tracks`, `playlists`, `folders` or `recent`.
         public var identifier: String {
             switch self {
             case .artists: "artists"
@@ -62,6 +62,7 @@ public final class LibraryContent: PlayableContentDataSource {
             case .tracks: "tracks"
             case .playlists: "playlists"
             case .folders: "folders"
+            case .recent: "recent"
             }
         }
 
@@ -73,15 +74,47 @@ public final class LibraryContent: PlayableContentDataSource {
             case .tracks: "Tracks"
             case .playlists: "Playlists"
             case .folders: "Folders"
+            case .recent: "Recent"
             }
         }
 
-        /// Where the tab is: `[rawValue]`.
+        /// Where the tab is in the ``Layout/full`` layout: `[rawValue]`.
         public var indexPath: IndexPath { IndexPath(index: rawValue) }
     }
 
-    /// The containers whose children MPRIS `Playlists` lists: the Albums and Playlists tabs.
-    public static let playlistLocations: [IndexPath] = [Tab.albums.indexPath, Tab.playlists.indexPath]
+    /// Which tabs the root shows, in which order.
+    public enum Layout: String, Sendable, CaseIterable {
+        /// Every tab: Artists, Albums, Tracks, Playlists, Folders, Recent (each at its
+        /// ``Tab/indexPath``).
+        case full
+        /// The four tabs a car shows (Android Automotive lists at most four): Recent, Artists,
+        /// Albums, Playlists. A track is reached through its album.
+        case car
+
+        /// The root's tabs, in their order.
+        public var tabs: [Tab] {
+            switch self {
+            case .full: [.artists, .albums, .tracks, .playlists, .folders, .recent]
+            case .car: [.recent, .artists, .albums, .playlists]
+            }
+        }
+
+        /// Where `tab` is in this layout; nil when the layout does not show it.
+        public func indexPath(of tab: Tab) -> IndexPath? { tabs.firstIndex(of: tab).map { IndexPath(index: $0) } }
+
+        /// The containers whose children MPRIS `Playlists` lists: the Albums and Playlists tabs.
+        public var playlistLocations: [IndexPath] { [.albums, .playlists].compactMap(indexPath(of:)) }
+    }
+
+    /// The containers whose children MPRIS `Playlists` lists in the ``Layout/full`` layout:
+    /// the Albums and Playlists tabs.
+    public static let playlistLocations: [IndexPath] = Layout.full.playlistLocations
+
+    /// The most rows the Recent tab keeps.
+    public static let recentLimit = 20
+
+    /// The tabs the root shows.
+    public let layout: Layout
 
     /// The identifier of the informative row.
     public static let statusIdentifier = "status"
@@ -94,6 +127,8 @@ public final class LibraryContent: PlayableContentDataSource {
         var status: Status
         /// The containers changed by updates since the manager last asked.
         var changedContainers: Set<String> = []
+        /// The Recent tab's rows' identifiers, the latest first.
+        var recent: [String] = []
     }
 
     /// The current snapshot and status; held only to copy them out.
@@ -122,8 +157,9 @@ public final class LibraryContent: PlayableContentDataSource {
     public init(
         tracks: [Track], playlists: [Playlist], libraryName: String,
         artwork: @escaping @Sendable (Track) -> MediaItemArtwork?, resumePolicy: ResumePolicy = .none,
-        playbackProgress: @escaping @Sendable (Track) -> Double? = { _ in nil }
+        playbackProgress: @escaping @Sendable (Track) -> Double? = { _ in nil }, layout: Layout = .full
     ) {
+        self.layout = layout
         self.libraryName = libraryName
         self.artworkOf = artwork
         self.resumePolicy = resumePolicy
@@ -144,8 +180,10 @@ public final class LibraryContent: PlayableContentDataSource {
     /// - Throws: ``MusicLibraryError/index(_:)`` when the index cannot be read.
     public init(
         library: MusicLibrary, libraryName: String, artwork: @escaping @Sendable (Track) -> MediaItemArtwork?,
-        resumePolicy: ResumePolicy = .none, playbackProgress: @escaping @Sendable (Track) -> Double? = { _ in nil }
+        resumePolicy: ResumePolicy = .none, playbackProgress: @escaping @Sendable (Track) -> Double? = { _ in nil },
+        layout: Layout = .full
     ) throws {
+        self.layout = layout
         self.libraryName = libraryName
         self.artworkOf = artwork
         self.resumePolicy = resumePolicy
@@ -226,8 +264,8 @@ public final class LibraryContent: PlayableContentDataSource {
     /// Whether the children of the container at `indexPath` show their progress: an album, a
     /// folder, a playlist or the Tracks tab that lists a track of ``resumePolicy``.
     public func childItemsDisplayPlaybackProgress(at indexPath: IndexPath) -> Bool {
-        let (model, status) = snapshot
-        switch Location(indexPath, in: model, showingInformative: Self.showsInformative(model, status)) {
+        let (model, _, root) = snapshot
+        switch Location(indexPath, in: model, root: root) {
         case .album(let album)?: return model.resumable.albums.contains(album)
         case .folder(let folder)?: return model.resumable.folders.contains(folder)
         case .tab(.folders)?: return model.resumable.folders.contains(0)
@@ -238,11 +276,14 @@ public final class LibraryContent: PlayableContentDataSource {
     }
 
     private func replaceModel(with model: LibraryContentModel) {
-        let (old, status) = snapshot
-        let before = old.containerSignatures(showingInformative: Self.showsInformative(old, status), status: status)
+        let (old, status, oldRoot) = snapshot
+        let before = old.containerSignatures(showingInformative: oldRoot.informative, status: status)
         let after = model.containerSignatures(showingInformative: Self.showsInformative(model, status), status: status)
         var changed = Set(before.keys.filter { after[$0] != before[$0] })
         changed.formUnion(after.keys.filter { before[$0] == nil })
+        // The Recent tab lists containers of the tree: any that changed, or went, changes it.
+        let recent = state.withLock { $0.recent }
+        if recent.contains(where: { changed.contains($0) || after[$0] == nil }) { changed.insert(Tab.recent.identifier) }
         state.withLock { state in
             state.model = model
             state.changedContainers.formUnion(changed)
@@ -275,7 +316,71 @@ public final class LibraryContent: PlayableContentDataSource {
         }
     }
 
-    private var snapshot: (LibraryContentModel, Status) { state.withLock { ($0.model, $0.status) } }
+    private var snapshot: (LibraryContentModel, Status, RootRows) {
+        state.withLock { state in (state.model, state.status, rootRows(state)) }
+    }
+
+    /// What the root and the Recent tab list in `state`.
+    func rootRows(_ state: State) -> RootRows {
+        let model = state.model
+        return RootRows(
+            tabs: layout.tabs, informative: Self.showsInformative(model, state.status),
+            recent: state.recent.compactMap { identifier in
+                if let album = model.albumByIdentifier[identifier] { return .album(album) }
+                if let playlist = model.playlistByIdentifier[identifier] { return .playlist(playlist) }
+                if let artist = model.artistByIdentifier[identifier] { return .artist(artist) }
+                if let folder = model.folderByIdentifier[identifier], folder != 0 { return .folder(folder) }
+                return nil
+            })
+    }
+
+    // MARK: Recently played
+
+    /// The Recent tab's rows' identifiers, the latest first.
+    public var recentlyPlayed: [String] { state.withLock { $0.recent } }
+
+    /// Shows `identifiers` (the latest first) in the Recent tab, as saved from an earlier run;
+    /// identifiers the tree does not have are kept, and shown once a rescan brings them.
+    public func setRecentlyPlayed(_ identifiers: [String]) {
+        state.withLock { state in
+            let kept = Array(identifiers.prefix(Self.recentLimit))
+            if kept != state.recent { state.changedContainers.insert(Tab.recent.identifier) }
+            state.recent = kept
+        }
+    }
+
+    /// Puts what played first in the Recent tab: the container it was started from, else the
+    /// album of the track. `nowPlaying` is what the tree marks as playing (the playing row and
+    /// the containers it was started from, outermost first); rows of neither kind are ignored.
+    /// Call it between the manager's ``PlayableContentManager/beginUpdates()`` and
+    /// ``PlayableContentManager/endUpdates()``. Returns the Recent tab's identifiers when they
+    /// changed (to be saved), else nil.
+    @discardableResult
+    public func notePlayed(_ nowPlaying: [String]) -> [String]? {
+        state.withLock { state -> [String]? in
+            let model = state.model
+            var played: String?
+            for identifier in nowPlaying where played == nil {
+                if model.albumByIdentifier[identifier] != nil || model.playlistByIdentifier[identifier] != nil
+                    || model.artistByIdentifier[identifier] != nil
+                    || model.folderByIdentifier[identifier].map({ $0 != 0 }) == true
+                {
+                    played = identifier
+                }
+            }
+            if played == nil, let row = nowPlaying.last, row.hasPrefix("track:"),
+                let track = model.rows.index(ofID: String(row.dropFirst("track:".count)))
+            {
+                played = model.albums[model.places[track].albumIndex].identifier
+            }
+            guard let played, state.recent.first != played else { return nil }
+            state.recent.removeAll { $0 == played }
+            state.recent.insert(played, at: 0)
+            if state.recent.count > Self.recentLimit { state.recent.removeLast(state.recent.count - Self.recentLimit) }
+            state.changedContainers.insert(Tab.recent.identifier)
+            return state.recent
+        }
+    }
 
     /// Whether the tree has no tracks (it may still have playlists of streams).
     public var isEmpty: Bool { state.withLock { $0.model.rows.isEmpty } }
@@ -296,26 +401,31 @@ public final class LibraryContent: PlayableContentDataSource {
     /// The number of children of the container at `indexPath`; 0 for a leaf or a path that
     /// leads nowhere. O(depth).
     public func numberOfChildItems(at indexPath: IndexPath) -> Int {
-        let (model, status) = snapshot
-        let informative = Self.showsInformative(model, status)
-        return Location(indexPath, in: model, showingInformative: informative)?
-            .childCount(in: model, showingInformative: informative) ?? 0
+        let (model, _, root) = snapshot
+        return Location(indexPath, in: model, root: root)?.childCount(in: model, root: root) ?? 0
     }
 
     /// The item at `indexPath`, or nil for a path that leads nowhere. O(depth).
     public func contentItem(at indexPath: IndexPath) -> ContentItem? {
-        let (model, status) = snapshot
-        let informative = Self.showsInformative(model, status)
-        guard let location = Location(indexPath, in: model, showingInformative: informative) else { return nil }
-        prefetchCovers(around: location, at: indexPath, in: model, showingInformative: informative)
-        return item(at: location, in: model, status: status)
+        let (model, status, root) = snapshot
+        guard let location = Location(indexPath, in: model, root: root) else { return nil }
+        prefetchCovers(around: location, at: indexPath, in: model, root: root)
+        var item = item(at: location, in: model, status: status)
+        if case .folder = location, indexPath.count == 2,
+            case .recent? = indexPath.first.flatMap({ root.tabs.indices.contains($0) ? root.tabs[$0] : nil })
+        {
+            // A folder the Recent tab lists is not under its parent's headings.
+        } else {
+            item?.groupTitle = Self.groupTitle(of: location, in: model)
+        }
+        return item
     }
 
     /// An album's or artist's row shows the cover of a track standing for it: when a listing
     /// of albums or artists reaches a row whose track is not kept, the tracks of the rows after
     /// it in that listing are read with it, in one transaction.
     private func prefetchCovers(
-        around location: Location, at indexPath: IndexPath, in model: LibraryContentModel, showingInformative: Bool
+        around location: Location, at indexPath: IndexPath, in model: LibraryContentModel, root: RootRows
     ) {
         guard let position = indexPath.last else { return }
         switch location {
@@ -323,7 +433,7 @@ public final class LibraryContent: PlayableContentDataSource {
             let artists = model.artists[position..<min(model.artists.count, position + Self.rowsReadTogether)]
             model.rows.prefetch(artists.map(\.representative))
         case .album:
-            let parent = Location(indexPath.dropLast(), in: model, showingInformative: showingInformative)
+            let parent = Location(indexPath.dropLast(), in: model, root: root)
             let albums: [Int] =
                 if case .artist(let artist)? = parent {
                     Array(model.artists[artist].albums[position...].prefix(Self.rowsReadTogether))
@@ -340,8 +450,8 @@ public final class LibraryContent: PlayableContentDataSource {
     /// nil for any other. A track's item is the same wherever it is listed; a stream's is its
     /// first occurrence's.
     public func contentItem(forIdentifier identifier: String) async throws -> ContentItem? {
-        let (model, status) = snapshot
-        if let tab = Tab.allCases.first(where: { $0.identifier == identifier }) {
+        let (model, status, _) = snapshot
+        if let tab = layout.tabs.first(where: { $0.identifier == identifier }) {
             return item(at: .tab(tab), in: model, status: status)
         }
         if identifier == Self.statusIdentifier {
@@ -387,8 +497,8 @@ public final class LibraryContent: PlayableContentDataSource {
     /// Artists and Albums tabs, an artist, a folder (or the Folders tab) of folders. A manager serves such a
     /// container, when it is large, page by page.
     public func uniformChildKind(at indexPath: IndexPath) -> UniformChildKind? {
-        let (model, status) = snapshot
-        let location = Location(indexPath, in: model, showingInformative: Self.showsInformative(model, status))
+        let (model, _, root) = snapshot
+        let location = Location(indexPath, in: model, root: root)
         switch location {
         case .tab(.tracks)?, .album?, .playlist?: return .items
         case .tab(.artists)?, .tab(.albums)?, .artist?: return .containers
@@ -405,9 +515,8 @@ public final class LibraryContent: PlayableContentDataSource {
     /// O(log n) or O(1), or by looking at a playlist's entries or an artist's albums; nil when
     /// it is not there.
     public func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int? {
-        let (model, status) = snapshot
-        guard let location = Location(indexPath, in: model, showingInformative: Self.showsInformative(model, status))
-        else { return nil }
+        let (model, _, root) = snapshot
+        guard let location = Location(indexPath, in: model, root: root) else { return nil }
         switch location {
         case .playlist(let playlist):
             return model.playlists[playlist].entries.firstIndex { $0.identifier == identifier }
@@ -461,16 +570,15 @@ public final class LibraryContent: PlayableContentDataSource {
     ///
     /// - Throws: ``ContentError/noSuchContent(_:)`` when nothing is at `indexPath`.
     public func searchContent(matching query: ContentQuery, in indexPath: IndexPath) async throws -> [IndexPath] {
-        let (model, status) = snapshot
-        let informative = Self.showsInformative(model, status)
-        guard let location = Location(indexPath, in: model, showingInformative: informative) else {
+        let (model, status, root) = snapshot
+        guard let location = Location(indexPath, in: model, root: root) else {
             throw ContentError.noSuchContent("index path \(Array(indexPath))")
         }
         let search = LibrarySearch(query: query, model: model) { [self] location in
             item(at: location, in: model, status: status) ?? ContentItem(identifier: "")
         }
-        if location == .root { return search.atRoot() }
-        return search.below(location, at: indexPath, showingInformative: informative)
+        if location == .root { return search.atRoot(layout: layout) }
+        return search.below(location, at: indexPath, root: root)
     }
 
     // MARK: Rows
@@ -490,28 +598,42 @@ public final class LibraryContent: PlayableContentDataSource {
             switch status {
             case .indexing:
                 return .informative(
-                    identifier: Self.statusIdentifier, title: "Indexing your music…", subtitle: libraryName)
+                    identifier: Self.statusIdentifier, title: "Indexing your music…", subtitle: libraryName,
+                    problem: ContentProblem(.notReady))
             case .unavailable(let reason):
-                return .informative(identifier: Self.statusIdentifier, title: reason, subtitle: libraryName)
+                return .informative(
+                    identifier: Self.statusIdentifier, title: reason, subtitle: libraryName,
+                    problem: ContentProblem(.contentUnavailable, resolution: Self.rescan))
             case .ready:
-                return .informative(identifier: Self.statusIdentifier, title: "No music found in \(libraryName)")
+                return .informative(
+                    identifier: Self.statusIdentifier, title: "No music found in \(libraryName)",
+                    problem: ContentProblem(.noContent, resolution: Self.rescan))
             }
         case .tab(let tab):
-            return ContentItem(identifier: tab.identifier, title: tab.title, isContainer: true, isPlayable: false)
+            let (browsable, playable): (ContentStyle?, ContentStyle?) =
+                switch tab {
+                case .artists, .playlists: (.list, nil)
+                case .albums, .recent: (.grid, nil)
+                case .tracks: (nil, .list)
+                case .folders: (.list, .list)
+                }
+            return ContentItem(
+                identifier: tab.identifier, title: tab.title, isContainer: true, isPlayable: false,
+                browsableChildrenStyle: browsable, playableChildrenStyle: playable)
         case .artist(let index):
             let artist = model.artists[index]
             return ContentItem(
                 identifier: artist.identifier, title: artist.name,
                 subtitle: Self.count(artist.albums.count, "album", "albums"),
                 artwork: artwork(model, artist.representative), isContainer: true, isPlayable: true,
-                media: ContentMedia(artist: artist.name))
+                media: ContentMedia(artist: artist.name), browsableChildrenStyle: .grid)
         case .album(let index):
             let album = model.albums[index]
             let artist = model.artists[album.artist].name
             return ContentItem(
                 identifier: album.identifier, title: album.title, subtitle: artist,
                 artwork: artwork(model, album.representative), isContainer: true, isPlayable: true,
-                media: ContentMedia(artist: artist, album: album.title, date: album.date))
+                media: ContentMedia(artist: artist, album: album.title, date: album.date), playableChildrenStyle: .list)
         case .albumTrack(let album, let position):
             prefetch(model, model.albums[album].tracks, from: position)
             return trackItem(model, model.albums[album].tracks[position])
@@ -529,7 +651,8 @@ public final class LibraryContent: PlayableContentDataSource {
                 subtitle: allTracks
                     ? Self.count(playlist.entries.count, "track", "tracks")
                     : Self.count(playlist.entries.count, "item", "items"),
-                isContainer: true, isPlayable: true, media: ContentMedia(modificationDate: playlist.modified))
+                isContainer: true, isPlayable: true, media: ContentMedia(modificationDate: playlist.modified),
+                playableChildrenStyle: .list)
         case .playlistEntry(let playlist, let position):
             let entries = model.playlists[playlist].entries
             let entry = entries[position]
@@ -548,7 +671,9 @@ public final class LibraryContent: PlayableContentDataSource {
         case .folder(let index):
             let folder = model.folders[index]
             guard index != 0 else { return item(at: .tab(.folders), in: model, status: status) }
-            return ContentItem(identifier: folder.identifier, title: folder.name, isContainer: true, isPlayable: true)
+            return ContentItem(
+                identifier: folder.identifier, title: folder.name, isContainer: true, isPlayable: true,
+                browsableChildrenStyle: .list, playableChildrenStyle: .list)
         }
     }
 
@@ -577,6 +702,23 @@ public final class LibraryContent: PlayableContentDataSource {
                 modificationDate: track.modified > 0 ? Date(timeIntervalSince1970: Double(track.modified) / 1e9) : nil))
     }
 
+    /// What an informative row offers when scanning again may help: `Rescan` is the media
+    /// tree's method that asks the delegate to read the content again.
+    static let rescan = ContentProblem.Resolution(action: "Rescan", label: "Scan again")
+
+    /// A folder's subfolders and tracks are listed under two headings, when it has both.
+    static func groupTitle(of location: Location, in model: LibraryContentModel) -> String? {
+        switch location {
+        case .folder(let folder):
+            guard let parent = model.folders[folder].parent else { return nil }
+            return model.folders[parent].tracks.isEmpty ? nil : "Folders"
+        case .folderTrack(let folder, _):
+            return model.folders[folder].subfolders.isEmpty ? nil : "Tracks"
+        default:
+            return nil
+        }
+    }
+
     /// How many rows after the one asked for are read with it: a listing's page.
     static let rowsReadTogether = 100
 
@@ -594,6 +736,14 @@ public final class LibraryContent: PlayableContentDataSource {
     private static func count(_ count: Int, _ singular: String, _ plural: String) -> String {
         "\(count) \(count == 1 ? singular : plural)"
     }
+}
+
+/// What the root lists: the layout's tabs, then the informative row when shown; and the
+/// Recent tab's rows, found in the current model.
+struct RootRows {
+    let tabs: [LibraryContent.Tab]
+    let informative: Bool
+    let recent: [Location]
 }
 
 /// A row of the tree, as the model numbers it.
@@ -614,27 +764,28 @@ enum Location: Equatable {
     case folderTrack(folder: Int, position: Int)
 
     /// The row at `indexPath`, or nil when there is none.
-    init?(_ indexPath: IndexPath, in model: LibraryContentModel, showingInformative informative: Bool) {
+    init?(_ indexPath: IndexPath, in model: LibraryContentModel, root: RootRows) {
         var location = Location.root
         for index in indexPath {
-            guard let child = location.child(index, in: model, showingInformative: informative) else { return nil }
+            guard let child = location.child(index, in: model, root: root) else { return nil }
             location = child
         }
         self = location
     }
 
-    func child(_ index: Int, in model: LibraryContentModel, showingInformative informative: Bool) -> Location? {
-        guard index >= 0, index < childCount(in: model, showingInformative: informative) else { return nil }
+    func child(_ index: Int, in model: LibraryContentModel, root: RootRows) -> Location? {
+        guard index >= 0, index < childCount(in: model, root: root) else { return nil }
         switch self {
         case .root:
-            return LibraryContent.Tab(rawValue: index).map { .tab($0) } ?? .informative
+            return index < root.tabs.count ? .tab(root.tabs[index]) : .informative
         case .tab(let tab):
             switch tab {
             case .artists: return .artist(index)
             case .albums: return .album(index)
             case .tracks: return .tracksTabTrack(index)
             case .playlists: return .playlist(index)
-            case .folders: return Location.folder(0).child(index, in: model, showingInformative: informative)
+            case .folders: return Location.folder(0).child(index, in: model, root: root)
+            case .recent: return root.recent[index]
             }
         case .artist(let artist): return .album(model.artists[artist].albums[index])
         case .album(let album): return .albumTrack(album: album, position: index)
@@ -647,16 +798,17 @@ enum Location: Equatable {
         }
     }
 
-    func childCount(in model: LibraryContentModel, showingInformative informative: Bool) -> Int {
+    func childCount(in model: LibraryContentModel, root: RootRows) -> Int {
         switch self {
-        case .root: return LibraryContent.Tab.allCases.count + (informative ? 1 : 0)
+        case .root: return root.tabs.count + (root.informative ? 1 : 0)
         case .tab(let tab):
             switch tab {
             case .artists: return model.artists.count
             case .albums: return model.albums.count
             case .tracks: return model.tracksByTitle.count
             case .playlists: return model.playlists.count
-            case .folders: return Location.folder(0).childCount(in: model, showingInformative: informative)
+            case .folders: return Location.folder(0).childCount(in: model, root: root)
+            case .recent: return root.recent.count
             }
         case .artist(let artist): return model.artists[artist].albums.count
         case .album(let album): return model.albums[album].tracks.count

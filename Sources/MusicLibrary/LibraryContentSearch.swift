@@ -26,33 +26,41 @@ struct LibrarySearch {
     }
 
     /// The root's results: artists in the Artists tab, then albums in the Albums tab, then
-    /// tracks in the Tracks tab.
-    func atRoot() -> [IndexPath] {
+    /// tracks in the Tracks tab, or in their albums when `layout` has no Tracks tab.
+    func atRoot(layout: LibraryContent.Layout) -> [IndexPath] {
         model.texts.withReader { reader in
             var evaluation = Evaluation(search: self, reader: reader)
             var found: [IndexPath] = []
-            let artists = LibraryContent.Tab.artists.rawValue
-            for index in model.artists.indices where evaluation.matches(.artist(index)) {
-                found.append([artists, index])
+            if let artists = layout.indexPath(of: .artists)?.first {
+                for index in model.artists.indices where evaluation.matches(.artist(index)) {
+                    found.append([artists, index])
+                }
             }
-            let albums = LibraryContent.Tab.albums.rawValue
-            for index in model.albums.indices where evaluation.matches(.album(index)) { found.append([albums, index]) }
-            let tracks = LibraryContent.Tab.tracks.rawValue
+            let albums = layout.indexPath(of: .albums)?.first
+            if let albums {
+                for index in model.albums.indices where evaluation.matches(.album(index)) { found.append([albums, index]) }
+            }
+            let tracks = layout.indexPath(of: .tracks)?.first
             for position in model.tracksByTitle.indices where evaluation.matches(.tracksTabTrack(position)) {
-                found.append([tracks, position])
+                if let tracks {
+                    found.append([tracks, position])
+                } else if let albums {
+                    let place = model.places[model.tracksByTitle[position]]
+                    found.append([albums, place.albumIndex, place.positionInAlbum])
+                }
             }
             return found
         }
     }
 
     /// The matching descendants of `location` (at `indexPath`), parents before their children.
-    func below(_ location: Location, at indexPath: IndexPath, showingInformative informative: Bool) -> [IndexPath] {
+    func below(_ location: Location, at indexPath: IndexPath, root: RootRows) -> [IndexPath] {
         model.texts.withReader { reader in
             var evaluation = Evaluation(search: self, reader: reader)
             var found: [IndexPath] = []
             func visit(_ location: Location, _ indexPath: IndexPath) {
-                for index in 0..<location.childCount(in: model, showingInformative: informative) {
-                    guard let child = location.child(index, in: model, showingInformative: informative) else {
+                for index in 0..<location.childCount(in: model, root: root) {
+                    guard let child = location.child(index, in: model, root: root) else {
                         continue
                     }
                     let childPath = indexPath.appending(index)

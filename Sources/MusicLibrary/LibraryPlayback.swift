@@ -64,9 +64,8 @@ extension LibraryContent {
     ///
     /// Answers from the tree as it is now, in O(entries).
     public func playback(forItemAt indexPath: IndexPath) -> LibraryPlayback? {
-        let (model, status) = state.withLock { ($0.model, $0.status) }
-        let informative = Self.showsInformative(model, status)
-        guard let location = Location(indexPath, in: model, showingInformative: informative) else { return nil }
+        let (model, root) = state.withLock { ($0.model, rootRows($0)) }
+        guard let location = Location(indexPath, in: model, root: root) else { return nil }
         func tracks(_ indices: some Sequence<Int>) -> [LibraryPlayback.Entry] {
             indices.map {
                 .init(

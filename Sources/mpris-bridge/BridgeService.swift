@@ -45,6 +45,8 @@ struct ServeSettings: Sendable {
     /// runs the desktop entry's Exec each time the player is clicked, and the daemon has no
     /// window for it to bring forward.
     var unlessRunning = false
+    /// Which tabs the media tree's root shows, and the content limits a car gets by default.
+    var treeLayout: LibraryContent.Layout = .full
 
     var indexPath: String { cacheDirectory + "/index.sqlite" }
 }
@@ -109,7 +111,7 @@ struct BridgeService: Service {
                 // Quit from a remote is a graceful shutdown, like SIGTERM.
                 quit: { kill(getpid(), SIGTERM) },
                 artworkCacheDirectory: settings.cacheDirectory + "/artwork", hasTrackList: true,
-                playlistLocations: LibraryContent.playlistLocations),
+                playlistLocations: settings.treeLayout.playlistLocations),
             commands: commands, nowPlaying: nowPlaying, content: content, audioSession: audio.session)
         let name = try await service.publish(on: connection)
         logger.info(
@@ -166,7 +168,7 @@ struct BridgeService: Service {
         }
         let published = try await publishTree(
             content, library: library, items: items, player: player, nowPlaying: nowPlaying,
-            connection: connection, scansAtStart: scansAtStart, refresh: refresh, resumePoints: resumePoints)
+            connection: connection, scansAtStart: scansAtStart, refresh: refresh, resumePoints: resumePoints, store: store)
         tree.withLock { $0 = published }
         // A place saved shows in the tree: the containers listing the track are read again, at
         // most once a second (the writer's pace), and remotes hear `Updated` for them.
@@ -282,12 +284,15 @@ struct BridgeService: Service {
         logger.info("queued the library's \(ids.count) tracks")
     }
 
+    /// The setting in `state.sqlite` that keeps the Recent tab: its identifiers as a JSON array.
+    static let recentKey = "recently_played"
+
     /// Builds the browsable tree of the library and publishes it as the media server
     /// `org.gnome.UPnP.MediaServer2.<name>`; its playable containers become MPRIS playlists.
     private func publishTree(
         _ manager: PlayableContentManager, library: MusicLibrary, items: QueueItems,
         player: QueuePlayer, nowPlaying: NowPlayingInfoCenter, connection: Connection, scansAtStart: Bool,
-        refresh: LibraryRefresh, resumePoints: LibraryResumePoints
+        refresh: LibraryRefresh, resumePoints: LibraryResumePoints, store: StateStore
     ) async throws -> PublishedTree {
         let artwork: @Sendable (Track) -> MediaItemArtwork? = { items.artwork(for: $0) }
         let progress: @Sendable (Track) -> Double? = { resumePoints.progress(of: $0) }
@@ -295,12 +300,25 @@ struct BridgeService: Service {
         do {
             content = try LibraryContent(
                 library: library, libraryName: settings.library, artwork: artwork, resumePolicy: settings.resumePolicy,
-                playbackProgress: progress)
+                playbackProgress: progress, layout: settings.treeLayout)
         } catch {
             logger.warning("\(error); the media tree is empty until a rescan can read the index")
             content = LibraryContent(
                 tracks: [], playlists: [], libraryName: settings.library, artwork: artwork,
-                resumePolicy: settings.resumePolicy, playbackProgress: progress)
+                resumePolicy: settings.resumePolicy, playbackProgress: progress, layout: settings.treeLayout)
+        }
+        if let saved = store.setting(Self.recentKey), let recent = try? JSONDecoder().decode([String].self, from: Data(saved.utf8)) {
+            content.setRecentlyPlayed(recent)
+        }
+        if settings.treeLayout == .car {
+            // Android Automotive's defaults for a browse service: four tabs always, and while
+            // driving 21 rows, three levels and 120 characters. A head unit may set its own.
+            manager.updateContext {
+                $0.maximumTabCount = 4
+                $0.enforcedContentItemsCount = 21
+                $0.enforcedContentTreeDepth = 3
+                $0.enforcedTextLength = 120
+            }
         }
         if content.isEmpty {
             content.setStatus(scansAtStart ? .indexing : .unavailable("No music found in \(settings.library)"))
@@ -310,9 +328,21 @@ struct BridgeService: Service {
         manager.delegate = delegate
         manager.dataSource = content
         // The playing track's rows are marked in every tab, as the queue moves on.
-        nowPlaying.observe { update in
-            guard update.previous?.identifier != update.current?.identifier else { return }
-            manager.nowPlayingIdentifiers = delegate.nowPlaying(queueIdentifier: update.current?.identifier)
+        // What starts playing goes first in the Recent tab, saved beside the queue.
+        nowPlaying.observe { [store] update in
+            let newItem = update.previous?.identifier != update.current?.identifier
+            let starts =
+                update.current?.playbackState == .playing && (newItem || update.previous?.playbackState != .playing)
+            guard newItem || starts else { return }
+            let identifiers = delegate.nowPlaying(queueIdentifier: update.current?.identifier)
+            if newItem { manager.nowPlayingIdentifiers = identifiers }
+            guard starts else { return }
+            manager.beginUpdates()
+            let recent = content.notePlayed(identifiers)
+            manager.endUpdates()
+            if let recent, let json = try? JSONEncoder().encode(recent) {
+                store.saveSetting(Self.recentKey, String(decoding: json, as: UTF8.self))
+            }
         }
         let service = try MediaTreeService(
             name: settings.playerName, displayName: "mpris-bridge: \(settings.library)", content: manager,

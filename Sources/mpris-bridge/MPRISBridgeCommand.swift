@@ -91,6 +91,12 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Do not follow changes in the music folder (a Rescan, or mpris-bridge scan, shows them).")
     var noWatch = false
 
+    @Option(
+        help: ArgumentHelp(
+            "The media tree's tabs: full (Artists, Albums, Tracks, Playlists, Folders, Recent) or car (Recent, Artists, Albums, Playlists, with a car's limits: 4 tabs, and while driving 21 rows, 3 levels, 120 characters).",
+            valueName: "layout"))
+    var treeLayout: LibraryContent.Layout = .full
+
     @Flag(help: "Exit at once, successfully, when a player of this name already serves on the bus (the desktop entry's Exec).")
     var unlessRunning = false
 
@@ -164,7 +170,7 @@ struct Serve: AsyncParsableCommand {
             audioSink: audioSink, stateDirectory: absolute(stateDir ?? paths.stateDirectory),
             cacheDirectory: libraryOptions.cachePath(paths), scansAtStart: !noScan && isDirectory(library),
             watchesLibrary: !noWatch && isDirectory(library), resumePolicy: try resumePolicy(library: library),
-            replayGain: replayGain.flatMap(AudioSession.ReplayGainMode.init(rawValue:)), unlessRunning: unlessRunning)
+            replayGain: replayGain.flatMap(AudioSession.ReplayGainMode.init(rawValue:)), unlessRunning: unlessRunning, treeLayout: treeLayout)
         if unlessRunning, let owner = try await BridgeService.runningPlayer(settings) {
             logger.info("a player named \(name) already serves on this bus (\(owner)); nothing to start")
             return
@@ -337,3 +343,5 @@ func printError(_ text: String, terminator: String = "\n") {
     let line = text + terminator
     _ = line.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
 }
+
+extension LibraryContent.Layout: ExpressibleByArgument {}

@@ -50,9 +50,9 @@ import Testing
                 ["get", Self.path("tracks", Self.track(library, 0)), "org.mprisbridge.MediaNode1", "NowPlaying"])
             // Five tabs; the artist, their album and its 3 tracks; the album and 3 tracks; 3 tracks;
             // no playlist; folders Artist and Generated and 3 tracks.
-            #expect(lines[0].hasPrefix("nodes 22 containers 10 items 12 depth 3"), "\(lines[0])")
+            #expect(lines[0].hasPrefix("nodes 23 containers 11 items 12 depth 3"), "\(lines[0])")
             #expect(lines[0].hasSuffix("problems 0"), "\(lines[0])")
-            #expect(lines[1] == "Artists|container|Container Albums|container|Container Tracks|container|Container Playlists|container|Container Folders|container|Container")
+            #expect(lines[1] == "Artists|container|Container Albums|container|Container Tracks|container|Container Playlists|container|Container Folders|container|Container Recent|container|Container")
             #expect(lines[2] == "Generated|container|Playable,Container")
             #expect(lines[3] == "Tone 2")
             // The album's title and every track's album match.
@@ -86,7 +86,7 @@ import Testing
             if indexing { _ = try await watcher.waitForLine(timeout: .seconds(30)) { $0 == "updated " } }
             _ = try await daemon.process.waitForLine(timeout: .seconds(30)) { $0.contains("the media tree shows the scan's 3 tracks") }
             let after = try await Self.headUnit(daemon, ["list", "", "0", "0"], ["list", Self.path("tracks"), "0", "0"])
-            #expect(after[0] == "Artists|container|Container Albums|container|Container Tracks|container|Container Playlists|container|Container Folders|container|Container")
+            #expect(after[0] == "Artists|container|Container Albums|container|Container Tracks|container|Container Playlists|container|Container Folders|container|Container Recent|container|Container")
             // The queue, filled after the scan, is stopped at Tone 1: that is the item now playing.
             #expect(after[1] == "Tone 1|music|Playable,NowPlaying Tone 2|music|Playable Tone 3|music|Playable")
             if indexing {
@@ -95,7 +95,7 @@ import Testing
                 let updates = watcher.capturedStdout.split(separator: "\n").filter { $0.hasPrefix("updated") }
                 #expect(updates.count == Set(updates).count, "each container once: \(updates)")
                 #expect(updates.contains("updated ") && updates.contains("updated tracks"), "\(updates)")
-                #expect(Set(updates).isSubset(of: ["updated ", "updated artists", "updated albums", "updated tracks", "updated folders"]))
+                #expect(Set(updates).isSubset(of: ["updated ", "updated artists", "updated albums", "updated tracks", "updated folders", "updated recent"]))
             }
             try await daemon.stop()
         }
@@ -110,12 +110,22 @@ import Testing
             let lines = try await Self.headUnit(
                 daemon, ["list", "", "0", "0"], ["play", Self.path("status")],
                 ["get", Self.path("status"), "org.mprisbridge.MediaNode1", "Informative"],
-                ["list", Self.path("status"), "0", "0"])
-            #expect(lines[0] == "No music found in \(library.path)|container|Informative Artists|container|Container Albums|container|Container Tracks|container|Container Playlists|container|Container Folders|container|Container")
+                ["list", Self.path("status"), "0", "0"],
+                ["get", Self.path("status"), "org.mprisbridge.MediaNode1", "ErrorCode"],
+                ["get", Self.path("status"), "org.mprisbridge.MediaNode1", "ResolutionAction"],
+                ["get", Self.path("status"), "org.mprisbridge.MediaNode1", "ResolutionLabel"],
+                ["rescan"])
+            #expect(lines[0] == "No music found in \(library.path)|container|Informative Artists|container|Container Albums|container|Container Tracks|container|Container Playlists|container|Container Folders|container|Container Recent|container|Container")
             #expect(lines[1].hasPrefix("error org.mprisbridge.Error.NotPlayable"), "\(lines[1])")
             #expect(lines[2] == "Boolean 1")
             // A container, as its type says, with nothing in it.
             #expect(lines[3] == "(empty)")
+            // Typed, with the way out a car can offer as a button: the root's Rescan, which finds
+            // the library's music.
+            #expect(Array(lines[4...6]) == ["String content-unavailable", "String Rescan", "String Scan again"], "\(lines)")
+            #expect(lines[7].hasPrefix("rescanned in"), "\(lines)")
+            let after = try await Self.headUnit(daemon, ["list", "", "0", "0"])
+            #expect(after[0].hasPrefix("Artists|container|Container"), "\(after)")
             try await daemon.stop()
         }
     }
@@ -182,7 +192,7 @@ import Testing
         try await DaemonFixture.with { daemon in
             try await withRygel(bus: daemon.bus.address, provider: "mprisbridge") { rygel in
                 let tabs = try await rygel.browse(from: "0").filter { $0.depth == 0 }
-                #expect(tabs.map(\.title) == ["Artists", "Albums", "Tracks", "Playlists", "Folders"])
+                #expect(tabs.map(\.title) == ["Artists", "Albums", "Tracks", "Playlists", "Folders", "Recent"])
                 let tracks = try await rygel.browse(from: Self.root + "/" + Self.path("tracks"))
                 #expect(tracks.map(\.title) == ["Tone 1", "Tone 2", "Tone 3"])
                 #expect(tracks.allSatisfy { $0.upnpClass == "object.item.audioItem.musicTrack" })

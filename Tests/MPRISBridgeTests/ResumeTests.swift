@@ -109,6 +109,9 @@ import Testing
             #expect(try await Self.property(daemon, chapter, "PlaybackProgress") == "Double -1.0")
             #expect(try await Self.property(daemon, chapter, "DisplaysPlaybackProgress") == "Boolean 1")
             #expect(try await Self.property(daemon, song, "DisplaysPlaybackProgress") == "Boolean 0")
+            // What a car shows as a badge: only where progress is shown.
+            #expect(try await Self.property(daemon, chapter, "CompletionStatus") == "String not-played")
+            #expect(try await Self.property(daemon, song, "CompletionStatus") == "String ")
             let watcher = try await Self.watchTree(daemon)
             defer { watcher.kill() }
 
@@ -123,6 +126,7 @@ import Testing
                 abs($0 - paused / 30) < 0.02
             }
             #expect(abs(progress - paused / 30) < 0.02, "the tree shows \(progress) of the chapter listened to")
+            #expect(try await Self.property(daemon, chapter, "CompletionStatus") == "String partially-played")
             // A song played and paused remembers nothing.
             _ = try await daemon.playerctl("open", library.tracks[2].url(in: library.path))
             _ = try await daemon.playerctl("position", "12")

@@ -267,6 +267,35 @@ func track(_ identifier: String) -> ContentItem { ContentItem(identifier: identi
         #expect(delegate.contexts.count == 2)
     }
 
+    /// A car lists at most four tabs whatever it is doing; informative rows are listed besides.
+    @Test func theTabLimitKeepsTheFirstTabsAndTheInformativeRows() async throws {
+        let tabs = (1...6).map { (container("t\($0)"), [track("t\($0).1")]) }
+        let manager = PlayableContentManager(
+            dataSource: CountingSource([(ContentItem.informative(identifier: "note", title: "Offline"), [])] + tabs))
+        manager.updateContext { $0.maximumTabCount = 4 }
+        let listing = try await manager.listChildren(of: [])
+        #expect(listing.entries.map(\.item.identifier) == ["note", "t1", "t2", "t3", "t4"])
+        #expect(try manager.entry(at: []).children?.childCount == 5)
+        #expect(manager.childKeys(of: []).count == 5)
+        // Below the root, nothing is cut.
+        manager.updateContext { $0.maximumTabCount = 1 }
+        #expect(try await manager.listChildren(of: ["t1"]).entries.count == 1)
+        manager.updateContext { $0.maximumTabCount = 0 }
+        #expect(try await manager.listChildren(of: []).entries.count == 7)
+    }
+
+    @Test func textsAreCutToTheEnforcedLengthOnlyWhileLimitsAreEnforced() {
+        var context = PlayableContentManagerContext(enforcedTextLength: 5)
+        #expect(context.fitted("Abbey Road") == "Abbey Road")
+        context.contentLimitsEnforced = true
+        #expect(context.fitted("Abbey Road") == "Abbe…")
+        #expect(context.fitted("Abbey") == "Abbey")
+        #expect(context.fitted("Björk Guðmundsdóttir").count == 5)
+        context.enforcedTextLength = 0
+        #expect(context.fitted("Abbey Road") == "Abbey Road")
+        #expect(PlayableContentManagerContext(maximumTabCount: -3, enforcedTextLength: -1).tabLimit == nil)
+    }
+
     @Test func nowPlayingMarksRowsAndReportsTheirPaths() async throws {
         let manager = PlayableContentManager(dataSource: Self.source())
         _ = try await manager.listChildren(of: ["a"])

@@ -110,11 +110,11 @@ import Testing
 
     // MARK: Shape
 
-    @Test func rootHasTheFiveTabsInOrder() {
-        #expect(content.numberOfChildItems(at: []) == 5)
-        #expect(identifiers(at: []) == ["artists", "albums", "tracks", "playlists", "folders"])
-        #expect(titles(at: []) == ["Artists", "Albums", "Tracks", "Playlists", "Folders"])
-        for index in 0..<5 {
+    @Test func rootHasTheSixTabsInOrder() {
+        #expect(content.numberOfChildItems(at: []) == 6)
+        #expect(identifiers(at: []) == ["artists", "albums", "tracks", "playlists", "folders", "recent"])
+        #expect(titles(at: []) == ["Artists", "Albums", "Tracks", "Playlists", "Folders", "Recent"])
+        for index in 0..<6 {
             let tab = content.contentItem(at: [index])
             #expect(tab?.isContainer == true && tab?.isPlayable == false)
         }
@@ -123,8 +123,9 @@ import Testing
         #expect(content.numberOfChildItems(at: [2]) == Self.tracks.count)
         #expect(content.numberOfChildItems(at: [3]) == 2)
         #expect(titles(at: [4]) == ["ABBA", "Beatles", "beck", "Björk", "Queen", "Solo", "loose"])
+        #expect(content.numberOfChildItems(at: [5]) == 0)  // nothing played yet
         #expect(LibraryContent.playlistLocations == [[1], [3]])
-        #expect(content.contentItem(at: [5]) == nil)
+        #expect(content.contentItem(at: [6]) == nil)
         #expect(content.contentItem(at: [0, 99]) == nil)
         #expect(content.contentItem(at: [0, -1]) == nil)
         #expect(content.numberOfChildItems(at: [9, 9, 9]) == 0)
@@ -146,7 +147,10 @@ import Testing
             }
             let siblings = identifiers(at: path.dropLast())
             #expect(Set(siblings).count == siblings.count, "siblings of \(path) have unique identifiers")
-            #expect(try await content.contentItem(forIdentifier: item.identifier) == item, "\(item.identifier)")
+            // A heading belongs to the listing, not to the row.
+            var row = item
+            row.groupTitle = nil
+            #expect(try await content.contentItem(forIdentifier: item.identifier) == row, "\(item.identifier)")
         }
         #expect(try await content.contentItem(forIdentifier: "track:nope") == nil)
         #expect(try await content.contentItem(forIdentifier: "nonsense") == nil)
@@ -240,36 +244,83 @@ import Testing
         #expect(try titles(at: child("The Beatles", of: [0])) == ["Greatest Hits", "The White Album"])
     }
 
+    // MARK: Layouts and the Recent tab
+
+    @Test func theCarLayoutShowsRecentArtistsAlbumsAndPlaylists() async throws {
+        let car = LibraryContent(tracks: Self.tracks, playlists: [], libraryName: "~/Music", artwork: { _ in nil }, layout: .car)
+        #expect((0..<car.numberOfChildItems(at: [])).compactMap { car.contentItem(at: [$0])?.identifier } == ["recent", "artists", "albums", "playlists"])
+        #expect(LibraryContent.Layout.car.playlistLocations == [[2], [3]])
+        #expect(car.contentItem(at: [2])?.browsableChildrenStyle == .grid)
+        // Playing a track puts its album first; playing from a playlist or an artist, that container.
+        let album = try #require(car.contentItem(at: [2, 0]))
+        let track = try #require(car.contentItem(at: [2, 0, 0]))
+        #expect(car.notePlayed([track.identifier]) == [album.identifier])
+        #expect(car.notePlayed([album.identifier, track.identifier]) == nil)  // already first
+        let artist = try #require(car.contentItem(at: [1, 1]))
+        #expect(car.notePlayed([artist.identifier, track.identifier]) == [artist.identifier, album.identifier])
+        #expect(car.numberOfChildItems(at: [0]) == 2)
+        #expect(car.contentItem(at: [0, 0]) == artist)
+        // Its rows open as they do in their own tab.
+        #expect(car.numberOfChildItems(at: [0, 1]) == car.numberOfChildItems(at: [2, 0]))
+        #expect(car.changedContainerIdentifiers()?.contains("recent") == true)
+        // Searching the root finds tracks in their albums: the car layout has no Tracks tab.
+        let found = try await car.searchContent(matching: ContentQuery.text(track.title!), in: [])
+        #expect(found.contains([2, 0, 0]))
+        // Kept at most recentLimit, and what the tree no longer has is not listed.
+        car.setRecentlyPlayed((0..<30).map { "album:gone \($0)" } + [album.identifier])
+        #expect(car.recentlyPlayed.count == LibraryContent.recentLimit)
+        #expect(car.numberOfChildItems(at: [0]) == 0)
+    }
+
+    @Test func aFolderWithSubfoldersAndTracksGroupsThemUnderHeadings() throws {
+        let content = LibraryContent(
+            tracks: [Self.track("Mix/a.flac", "A"), Self.track("Mix/Live/b.flac", "B"), Self.track("Solo/c.flac", "C")],
+            playlists: [], libraryName: "~/Music", artwork: { _ in nil })
+        let folders = try #require(LibraryContent.Layout.full.indexPath(of: .folders))
+        #expect(titles(of: content, at: folders) == ["Mix", "Solo"])
+        let mix = folders.appending(0)
+        #expect(titles(of: content, at: mix) == ["Live", "A"])
+        #expect(content.contentItem(at: mix.appending(0))?.groupTitle == "Folders")
+        #expect(content.contentItem(at: mix.appending(1))?.groupTitle == "Tracks")
+        // Only tracks: no headings.
+        #expect(content.contentItem(at: folders.appending([1, 0]))?.groupTitle == nil)
+        #expect(content.contentItem(at: folders.appending(1))?.groupTitle == nil)
+    }
+
+    private func titles(of content: LibraryContent, at path: IndexPath) -> [String] {
+        (0..<content.numberOfChildItems(at: path)).compactMap { content.contentItem(at: path.appending($0))?.title }
+    }
+
     // MARK: The informative row
 
     @Test func anEmptyLibraryShowsWhyFirst() async throws {
         let content = LibraryContent(tracks: [], playlists: [], libraryName: "~/Music")
         content.setStatus(.indexing)
         #expect(content.status == .indexing)
-        #expect(content.numberOfChildItems(at: []) == 6)
-        let row = try #require(content.contentItem(at: [5]))
+        #expect(content.numberOfChildItems(at: []) == 7)
+        let row = try #require(content.contentItem(at: [6]))
         #expect(row.isInformative && row.title == "Indexing your music…" && row.identifier == "status")
         #expect(try await content.contentItem(forIdentifier: "status") == row)
         // The tabs keep their index paths.
         #expect(content.contentItem(at: LibraryContent.playlistLocations[0])?.identifier == "albums")
         #expect(content.contentItem(at: LibraryContent.playlistLocations[1])?.identifier == "playlists")
-        #expect(content.playback(forItemAt: [5]) == nil)
+        #expect(content.playback(forItemAt: [6]) == nil)
 
         // Remotes see it first.
         let manager = PlayableContentManager(dataSource: content)
         let listing = try await manager.listChildren(of: [])
         #expect(
-            listing.entries.map(\.item.identifier) == ["status", "artists", "albums", "tracks", "playlists", "folders"])
+            listing.entries.map(\.item.identifier) == ["status", "artists", "albums", "tracks", "playlists", "folders", "recent"])
 
         content.setStatus(.unavailable("Cannot read /media/usb: no such folder"))
-        #expect(content.contentItem(at: [5])?.title == "Cannot read /media/usb: no such folder")
+        #expect(content.contentItem(at: [6])?.title == "Cannot read /media/usb: no such folder")
         content.setStatus(.ready)
-        #expect(content.contentItem(at: [5])?.title == "No music found in ~/Music")
+        #expect(content.contentItem(at: [6])?.title == "No music found in ~/Music")
 
         content.setStatus(.indexing)
         content.update(tracks: Self.tracks, playlists: [])
-        #expect(content.numberOfChildItems(at: []) == 5)
-        #expect(content.contentItem(at: [5]) == nil)
+        #expect(content.numberOfChildItems(at: []) == 6)
+        #expect(content.contentItem(at: [6]) == nil)
         #expect(try await content.contentItem(forIdentifier: "status") == nil)
     }
 
