@@ -428,18 +428,18 @@ public final class LibraryContent: PlayableContentDataSource {
         around location: Location, at indexPath: IndexPath, in model: LibraryContentModel, root: RootRows
     ) {
         guard let position = indexPath.last else { return }
-        switch location {
-        case .artist:
+        // The row's position counts in its container's own order: the Artists and Albums tabs
+        // and an artist list in the model's; the Recent tab does not.
+        let parent = Location(indexPath.dropLast(), in: model, root: root)
+        switch (location, parent) {
+        case (.artist, .tab(.artists)?):
             let artists = model.artists[position..<min(model.artists.count, position + Self.rowsReadTogether)]
             model.rows.prefetch(artists.map(\.representative))
-        case .album:
-            let parent = Location(indexPath.dropLast(), in: model, root: root)
-            let albums: [Int] =
-                if case .artist(let artist)? = parent {
-                    Array(model.artists[artist].albums[position...].prefix(Self.rowsReadTogether))
-                } else {
-                    Array(position..<min(model.albums.count, position + Self.rowsReadTogether))
-                }
+        case (.album, .artist(let artist)?):
+            let albums = model.artists[artist].albums[position...].prefix(Self.rowsReadTogether)
+            model.rows.prefetch(albums.map { model.albums[$0].representative })
+        case (.album, .tab(.albums)?):
+            let albums = position..<min(model.albums.count, position + Self.rowsReadTogether)
             model.rows.prefetch(albums.map { model.albums[$0].representative })
         default:
             return

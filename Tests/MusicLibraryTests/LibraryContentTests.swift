@@ -266,6 +266,13 @@ import Testing
         // Searching the root finds tracks in their albums: the car layout has no Tracks tab.
         let found = try await car.searchContent(matching: ContentQuery.text(track.title!), in: [])
         #expect(found.contains([2, 0, 0]))
+        // A row's place in Recent is not its place in its own tab: every row reads, with its
+        // neighbours' covers, wherever it comes in the list.
+        let artists = (0..<car.numberOfChildItems(at: [1])).compactMap { car.contentItem(at: [1, $0])?.identifier }
+        let albums = (0..<car.numberOfChildItems(at: [2])).compactMap { car.contentItem(at: [2, $0])?.identifier }
+        car.setRecentlyPlayed(artists + albums)
+        #expect(car.numberOfChildItems(at: [0]) == artists.count + albums.count)
+        #expect((0..<car.numberOfChildItems(at: [0])).compactMap { car.contentItem(at: [0, $0])?.identifier } == artists + albums)
         // Kept at most recentLimit, and what the tree no longer has is not listed.
         car.setRecentlyPlayed((0..<30).map { "album:gone \($0)" } + [album.identifier])
         #expect(car.recentlyPlayed.count == LibraryContent.recentLimit)
