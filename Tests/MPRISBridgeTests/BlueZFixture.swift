@@ -34,22 +34,25 @@ struct BlueZStandIn: Sendable {
     let process: ChildProcess
     /// The events not yet consumed by a wait.
     private let events: EventBuffer
+    /// Whether ``stop()`` stops the bus too (it was started for this stand-in).
+    private let ownsBus: Bool
 
-    /// Starts a private system bus and the stand-in on it, with `arguments` (`--adapters hci0,hci1`,
-    /// `--hang-register`), and returns once `org.bluez` is owned.
-    static func start(arguments: [String] = []) async throws -> BlueZStandIn {
-        let systemBus = try await PrivateBus.start()
+    /// Starts the stand-in with `arguments` (`--adapters hci0,hci1`, `--hang-register`) on
+    /// `systemBus`, or on a private system bus of its own, and returns once `org.bluez` is owned.
+    static func start(on bus: PrivateBus? = nil, arguments: [String] = []) async throws -> BlueZStandIn {
+        let systemBus = if let bus { bus } else { try await PrivateBus.start() }
         do {
             var environment = systemBus.environment
             environment["PYTHONHOME"] = nil
             let process = try ChildProcess.spawn(
                 PrivateBus.systemPython, ["-u", pythonScript("bluez_stand_in.py")] + arguments,
                 environment: environment)
-            let standIn = BlueZStandIn(systemBus: systemBus, process: process, events: EventBuffer(process))
+            let standIn = BlueZStandIn(
+                systemBus: systemBus, process: process, events: EventBuffer(process), ownsBus: bus == nil)
             _ = try await standIn.next(timeout: .seconds(10)) { $0.event == "ready" }
             return standIn
         } catch {
-            await systemBus.stop()
+            if bus == nil { await systemBus.stop() }
             throw error
         }
     }
@@ -80,11 +83,11 @@ struct BlueZStandIn: Sendable {
     /// Every event so far, for a failure's message.
     var transcript: String { process.capturedStdout + process.capturedStderr }
 
-    /// Ends the stand-in (end of stdin, then SIGKILL if it lingers) and its bus.
+    /// Ends the stand-in (end of stdin, then SIGKILL if it lingers), and its bus if it started it.
     func stop() async {
         process.closeStdin()
         _ = try? await process.waitForExit(timeout: .seconds(5))
-        await systemBus.stop()
+        if ownsBus { await systemBus.stop() }
     }
 }
 

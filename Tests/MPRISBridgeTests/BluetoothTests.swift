@@ -15,7 +15,8 @@ import Testing
     @Test func mprisProxyRegistersTheDaemonAndTheCarControlsIt() async throws {
         try await DaemonFixture.with { daemon in
             let standIn = try await BlueZStandIn.start()
-            let proxy = try ChildProcess.spawn("mpris-proxy", [], environment: standIn.environment(withSessionOf: daemon.bus))
+            let proxy = try ChildProcess.spawn(
+                "mpris-proxy", [], environment: standIn.environment(withSessionOf: daemon.bus))
             do {
                 let registered = try await standIn.next { $0.event == "registered" }
                 let owner = try await uniqueName(of: DaemonFixture.busName, on: daemon.bus)
@@ -52,6 +53,119 @@ import Testing
             }
             await standIn.stop()
         }
+    }
+
+    /// `--bluetooth`: the daemon registers its own Player with `org.bluez.Media1` on every
+    /// adapter, so the car shows "mpris-bridge" and now-playing data with no mpris-proxy; it
+    /// follows adapters plugged in and out, and unregisters at shutdown.
+    @Test func theDaemonRegistersItselfWithEveryAdapterAndTheCarControlsIt() async throws {
+        let standIn = try await BlueZStandIn.start(arguments: ["--adapters", "hci0,hci1"])
+        do {
+            try await DaemonFixture.with(
+                arguments: ["--bluetooth"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": standIn.systemBus.address]
+            ) { daemon in
+                var adapters: Set<String> = []
+                for _ in 0..<2 {
+                    let registered = try await standIn.next { $0.event == "registered" }
+                    adapters.insert(registered.string("adapter") ?? "")
+                    #expect(registered.string("name") == "mpris-bridge")
+                    #expect(registered.string("path") == "/org/mprisbridge/BluetoothPlayer")
+                    #expect(registered.object("properties")["Identity"] as? String == "s")
+                    expectBluetoothTyping(registered)
+                    let values = registered.object("values")
+                    #expect(values["CanControl"] as? Bool == true)
+                    #expect(values["PlaybackStatus"] as? String == "Stopped")
+                    #expect((values["Metadata"] as? [String: Any])?["xesam:title"] as? String == "Tone 1")
+                }
+                #expect(adapters == ["/org/bluez/hci0", "/org/bluez/hci1"])
+
+                try await driveLikeACar(standIn, daemon)
+
+                // An adapter plugged in later gets the player, with what it shows now.
+                standIn.send("add-adapter hci2")
+                let third = try await standIn.next { $0.event == "registered" }
+                #expect(third.string("adapter") == "/org/bluez/hci2")
+                #expect(third.string("name") == "mpris-bridge")
+                #expect(third.object("values")["LoopStatus"] as? String == "Playlist")
+                // One unplugged is forgotten.
+                standIn.send("remove-adapter hci1")
+                _ = try await daemon.process.waitForLine { $0.contains("Bluetooth adapter /org/bluez/hci1 is gone") }
+            }
+            // DaemonFixture stopped the daemon with SIGTERM: it unregistered from the two adapters left.
+            var unregistered: Set<String> = []
+            for _ in 0..<2 {
+                unregistered.insert(
+                    try await standIn.next(timeout: .seconds(5)) { $0.event == "unregistered" }.string("adapter") ?? "")
+            }
+            #expect(unregistered == ["/org/bluez/hci0", "/org/bluez/hci2"])
+        } catch {
+            await standIn.stop()
+            throw error
+        }
+        await standIn.stop()
+    }
+
+    /// A bluetoothd that never answers RegisterPlayer holds up no command and no shutdown: the
+    /// call gives up after its timeout (5 s), and the daemon says so.
+    @Test func aStuckBluetoothdHoldsUpNothing() async throws {
+        let standIn = try await BlueZStandIn.start(arguments: ["--hang-register"])
+        do {
+            try await DaemonFixture.with(
+                arguments: ["--bluetooth"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": standIn.systemBus.address]
+            ) { daemon in
+                // The registration arrived, and will never be answered.
+                _ = try await standIn.next { $0.event == "registered" }
+                let clock = ContinuousClock()
+                let start = clock.now
+                _ = try await daemon.playerctl("play")
+                #expect(try await daemon.playerctl("status") == "Playing")
+                let elapsed = clock.now - start
+                #expect(elapsed < .seconds(3), "play and status took \(elapsed) while BlueZ hung")
+                _ = try await daemon.process.waitForLine(timeout: .seconds(20)) {
+                    $0.contains("Bluetooth adapter /org/bluez/hci0 refused the player")
+                }
+            }
+            // (DaemonFixture's stop expects a clean exit within 8 s of SIGTERM.)
+        } catch {
+            await standIn.stop()
+            throw error
+        }
+        await standIn.stop()
+    }
+
+    /// bluetoothd started after the daemon, or restarted, gets the player registered again.
+    @Test func bluetoothdStartedLaterOrRestartedGetsThePlayer() async throws {
+        let systemBus = try await PrivateBus.start()
+        do {
+            try await DaemonFixture.with(
+                arguments: ["--bluetooth"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": systemBus.address]
+            ) { daemon in
+                let first = try await BlueZStandIn.start(on: systemBus)
+                let registered = try await first.next { $0.event == "registered" }
+                #expect(registered.string("name") == "mpris-bridge")
+                first.process.kill()
+                _ = await first.process.waitForExit()
+                _ = try await daemon.process.waitForLine { $0.contains("Bluetooth adapter /org/bluez/hci0 is gone") }
+
+                let second = try await BlueZStandIn.start(on: systemBus)
+                do {
+                    _ = try await second.next { $0.event == "registered" }
+                    second.send("Play")
+                    _ = try await second.next {
+                        $0.event == "changed" && $0.object("values")["PlaybackStatus"] as? String == "Playing"
+                    }
+                    #expect(try await daemon.playerctl("status") == "Playing")
+                } catch {
+                    await second.stop()
+                    throw error
+                }
+                await second.stop()
+            }
+        } catch {
+            await systemBus.stop()
+            throw error
+        }
+        await systemBus.stop()
     }
 
     /// The stand-in is only worth its checks if it refuses what bluetoothd refuses: a metadata
@@ -145,8 +259,10 @@ func driveLikeACar(_ standIn: BlueZStandIn, _ daemon: DaemonFixture) async throw
 func uniqueName(of name: String, on bus: PrivateBus) async throws -> String {
     let output = try await bus.run(
         "dbus-send",
-        ["--print-reply=literal", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
-         "org.freedesktop.DBus.GetNameOwner", "string:\(name)"]
+        [
+            "--print-reply=literal", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+            "org.freedesktop.DBus.GetNameOwner", "string:\(name)",
+        ]
     ).check()
     return output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 }

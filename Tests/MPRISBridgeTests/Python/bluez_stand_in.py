@@ -14,7 +14,7 @@ answers org.bluez.Error.InvalidArguments where it would: PlaybackStatus s, Posit
 Shuffle b, LoopStatus s (None, Track or Playlist), CanPlay/CanPause/CanGoNext/CanGoPrevious/
 CanControl b, Identity s, Metadata a{sv} with xesam:title s, xesam:album s, xesam:artist and
 xesam:genre as, mpris:length x, xesam:trackNumber i; other keys are ignored. A second
-registration of the same sender and path is org.bluez.Error.AlreadyExists. With
+registration of the same sender and path on one adapter is org.bluez.Error.AlreadyExists. With
 --hang-register, RegisterPlayer never answers (a hostile or stuck bluetoothd).
 
 Prints one JSON object per line on stdout:
@@ -152,7 +152,8 @@ class StandIn:
     # Registrations
 
     def register(self, adapter, path, properties, sender, reply, error):
-        if any(r.sender == sender and r.path == path for r in self.registrations):
+        # Per adapter, as bluetoothd keeps its players.
+        if any(r.adapter == adapter and r.sender == sender and r.path == path for r in self.registrations):
             error(dbus.DBusException("Already Exists", name="org.bluez.Error.AlreadyExists"))
             return
         problem = check(properties)
