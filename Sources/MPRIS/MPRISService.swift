@@ -97,6 +97,8 @@ public final class MPRISService: Sendable {
     /// The app's outputs and ReplayGain, if it offers them.
     public let audioSession: AudioSession?
 
+    /// `Identity`: the name people see, which a Bluetooth registration passes on.
+    let identity: String
     private let root: RootInterface
     private let player: PlayerInterface
     private let extensions: ExtensionInterface
@@ -127,6 +129,7 @@ public final class MPRISService: Sendable {
         self.nowPlaying = nowPlaying
         self.content = content
         self.audioSession = audioSession
+        identity = configuration.identity
         root = RootInterface(configuration: configuration, commands: commands)
         player = PlayerInterface(commands: commands, nowPlaying: nowPlaying)
         extensions = ExtensionInterface(commands: commands, nowPlaying: nowPlaying, audioSession: audioSession)
@@ -148,6 +151,9 @@ public final class MPRISService: Sendable {
                 nil
             }
     }
+
+    /// The Player interface, for a registration that exports it elsewhere too (Bluetooth).
+    var playerInterface: PlayerInterface { player }
 
     /// The bus name owned after ``publish(on:)``: the requested name, or
     /// `…<playerName>.instance<pid>` when another process had it (with the connection's

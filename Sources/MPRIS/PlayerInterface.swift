@@ -217,6 +217,9 @@ final class PlayerInterface: Sendable {
         seeked = interface.signal("Seeked", arguments: ["Position"], of: Int64.self)
     }
 
+    /// `Position` as read now (µs): computed at each read, never signalled.
+    var positionMicroseconds: Int64 { (nowPlaying.position() ?? .zero).microseconds }
+
     /// Publishes `CanControl` (constant from then on); the methods and writes follow it.
     func setCanControl(_ value: Bool) {
         control.isOn = value

@@ -47,6 +47,8 @@ struct ServeSettings: Sendable {
     var unlessRunning = false
     /// Which tabs the media tree's root shows, and the content limits a car gets by default.
     var treeLayout: LibraryContent.Layout = .full
+    /// Whether the player registers itself with BlueZ on the system bus (`--bluetooth`).
+    var registersWithBluetooth = false
 
     var indexPath: String { cacheDirectory + "/index.sqlite" }
 }
@@ -190,6 +192,8 @@ struct BridgeService: Service {
         // Building the queue freed more than it kept; give it back rather than hold it while idle.
         _ = malloc_trim(0)
         logger.info("ready: \(queued) entries queued")
+        // Bluetooth once the queue is ready, so a car shows the track from its first look.
+        let bluetooth = settings.registersWithBluetooth ? await registerWithBluetooth(service, connection) : nil
         // The outputs, once everything else is served: following them loads GStreamer.
         let outputs = Task.detached { audio.start() }
         defer { outputs.cancel() }
@@ -226,6 +230,9 @@ struct BridgeService: Service {
         let step = ShutdownStep()
         let cleanUp = Task {
             await player.shutDown()
+            step.name.withLock { $0 = "unregistering from Bluetooth" }
+            await bluetooth?.stop()
+            if let bluetooth, bluetooth.connection !== connection { bluetooth.connection.close() }
             step.name.withLock { $0 = "releasing the bus names" }
             await published.service.unpublish()
             await service.unpublish()
@@ -238,6 +245,37 @@ struct BridgeService: Service {
         await cleanUp.value
         deadline.cancel()
         if let busLost { throw busLost }
+    }
+
+    /// Registers the player with BlueZ on the system bus (`connection` itself when serving
+    /// there), or says in the log why not; nil without a system bus.
+    private func registerWithBluetooth(_ service: MPRISService, _ connection: Connection) async
+        -> BluetoothRegistration?
+    {
+        let system: Connection
+        do {
+            system = settings.bus == .system ? connection : try await Connection.system()
+        } catch {
+            logger.warning("--bluetooth: no system bus (\(error)); the player is not offered over Bluetooth")
+            return nil
+        }
+        let registration = BluetoothRegistration(service: service, connection: system) { [logger] event in
+            switch event {
+            case .registered(let adapter): logger.info("registered with Bluetooth adapter \(adapter)")
+            case .unregistered(let adapter): logger.info("unregistered from Bluetooth adapter \(adapter)")
+            case .lost(let adapter): logger.info("Bluetooth adapter \(adapter) is gone")
+            case .failed(let adapter, let reason):
+                logger.warning("Bluetooth adapter \(adapter) refused the player: \(reason)")
+            case .unavailable(let reason): logger.warning("BlueZ (org.bluez) is unavailable: \(reason)")
+            }
+        }
+        do {
+            try registration.start()
+        } catch {
+            logger.warning("--bluetooth: \(error)")
+            return nil
+        }
+        return registration
     }
 
     private var scanArguments: [String] {

@@ -85,6 +85,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Where the queue and position are saved (default: $XDG_STATE_HOME/mpris-bridge).")
     var stateDir: String?
 
+    @Flag(
+        help:
+            "Register the player with BlueZ (org.bluez.Media1) on every Bluetooth adapter on the system bus, so a car shows it without mpris-proxy."
+    )
+    var bluetooth = false
+
     @Flag(help: "Do not rescan the library at start (use the index as it is).")
     var noScan = false
 
@@ -170,7 +176,8 @@ struct Serve: AsyncParsableCommand {
             audioSink: audioSink, stateDirectory: absolute(stateDir ?? paths.stateDirectory),
             cacheDirectory: libraryOptions.cachePath(paths), scansAtStart: !noScan && isDirectory(library),
             watchesLibrary: !noWatch && isDirectory(library), resumePolicy: try resumePolicy(library: library),
-            replayGain: replayGain.flatMap(AudioSession.ReplayGainMode.init(rawValue:)), unlessRunning: unlessRunning, treeLayout: treeLayout)
+            replayGain: replayGain.flatMap(AudioSession.ReplayGainMode.init(rawValue:)), unlessRunning: unlessRunning,
+            treeLayout: treeLayout, registersWithBluetooth: bluetooth)
         if unlessRunning, let owner = try await BridgeService.runningPlayer(settings) {
             logger.info("a player named \(name) already serves on this bus (\(owner)); nothing to start")
             return
