@@ -160,6 +160,9 @@ struct MediaTreeNodes: Sendable {
         add("ErrorCode", .string(item.problem?.code.rawValue ?? ""))
         add("ResolutionAction", .string(item.problem?.resolution?.action ?? ""))
         add("ResolutionLabel", text(item.problem?.resolution?.label ?? ""))
+        if filter.wants("Actions") {
+            add("Actions", .array(.string, content.offeredActions(of: item).map { .string($0) }))
+        }
         return values
     }
 
@@ -192,6 +195,7 @@ struct MediaTreeNodes: Sendable {
             ("EnforcedTreeDepth", .uint32(UInt32(clamping: context.enforcedContentTreeDepth))),
             ("TabLimit", .uint32(UInt32(clamping: context.maximumTabCount))),
             ("EnforcedTextLength", .uint32(UInt32(clamping: context.enforcedTextLength))),
+            ("ActionLimit", .uint32(UInt32(clamping: context.maximumActionCount))),
         ]
     }
 
@@ -239,7 +243,8 @@ struct MediaTreeNodes: Sendable {
                  ("DisplaysPlaybackProgress", .boolean), ("Explicit", .boolean), ("Streaming", .boolean),
                  ("NowPlaying", .boolean), ("ArtUrl", .string), ("BrowsableStyle", .string),
                  ("PlayableStyle", .string), ("GroupTitle", .string), ("CompletionStatus", .string),
-                 ("ErrorCode", .string), ("ResolutionAction", .string), ("ResolutionLabel", .string)],
+                 ("ErrorCode", .string), ("ResolutionAction", .string), ("ResolutionLabel", .string),
+                 ("Actions", .array(.string))],
                 emitting: ["NowPlaying"])
             nodes.addNodeMethods(to: node)
             artObject = declare(Self.objectProperties.name, Self.objectProperties.properties)
@@ -358,6 +363,16 @@ struct MediaTreeNodes: Sendable {
         // Search(Text, Offset, Max, Filter) (extension): rows below the node whose title, artist
         // or album contains the text (at most SearchCriteria.maximumLength characters), paged
         // and filtered as a listing.
+        // PerformAction(Action) (extension): one of the node's Actions, carried out by the app;
+        // replies once done. An action the node does not offer now is InvalidArgs.
+        node.method("PerformAction", inputs: [Argument("Action", .string)], outputs: []) { body in
+            guard case .string(let action) = body[0] else { return [] }
+            let path = try nodes.calledNode().path
+            try await contentCall("perform '\(DBusError.excerpt(action))'") {
+                try await content.performAction(action, onRowAt: path)
+            }
+            return []
+        }
         node.method(
             "Search", inputs: [Argument("Text", .string)] + Self.listArguments, outputs: Self.listResult
         ) { body in
@@ -405,6 +420,13 @@ struct MediaTreeNodes: Sendable {
             content.updateContext { $0.enforcedTextLength = Int(value) }
             return value
         }
+        // ActionLimit (extension): the most custom actions a row offers (a car's button count); 0 for none.
+        _ = root.property("ActionLimit", UInt32(clamping: context.maximumActionCount), access: .readWrite) { value in
+            content.updateContext { $0.maximumActionCount = Int(value) }
+            return value
+        }
+        // CustomActions (extension): every action a row may offer, (identifier, title, icon URL or "").
+        _ = root.property("CustomActions", content.customActions.map(ActionDescription.init), changes: .const)
         _ = root.property("NowPlayingIdentifiers", content.nowPlayingIdentifiers, changes: .none)
         // SetContentLimits(Enforced, ItemCount, TreeDepth) (extension): a head unit's limits while
         // driving, applied to every listing, count and depth; the delegate hears them.
@@ -489,6 +511,23 @@ extension ContentError {
         case .searchNotSupported: DBusError(.notSupported, description)
         case .invalidQuery: DBusError(.invalidArgs, description)
         case .refreshNotSupported: DBusError(.notSupported, description)
+        case .actionNotAvailable: DBusError(.invalidArgs, description)
         }
+    }
+}
+
+/// A custom action as `MediaRoot1.CustomActions` lists it: `(identifier, title, icon URL or "")`.
+struct ActionDescription: DBusRepresentable {
+    var identifier: String, title: String, icon: String
+
+    init(_ action: ContentAction) {
+        (identifier, title, icon) = (action.identifier, action.title, action.icon?.absoluteString ?? "")
+    }
+
+    static var dbusType: DBusType { .structure([.string, .string, .string]) }
+    var dbusValue: DBusValue { .structure([.string(identifier), .string(title), .string(icon)]) }
+    init(dbusValue: DBusValue) throws {
+        let fields = try dbusValue.structureFields(count: 3)
+        (identifier, title, icon) = (try .init(dbusValue: fields[0]), try .init(dbusValue: fields[1]), try .init(dbusValue: fields[2]))
     }
 }

@@ -50,6 +50,10 @@ public struct ContentItem: Sendable, Hashable, Identifiable {
     public var groupTitle: String?
     /// For an informative row: what went wrong, typed, and how the user can set it right.
     public var problem: ContentProblem?
+    /// The identifiers of the ``ContentAction``s a remote may offer on the row, the most
+    /// useful first; those the manager does not declare in
+    /// ``PlayableContentManager/customActions`` are not offered.
+    public var actions: [String]
 
     /// `id` of `Identifiable`: the ``identifier``.
     public var id: String { identifier }
@@ -68,7 +72,7 @@ public struct ContentItem: Sendable, Hashable, Identifiable {
         playbackProgress: Double? = nil, isStreamingContent: Bool = false, isExplicitContent: Bool = false,
         isContainer: Bool = false, isPlayable: Bool = false, media: ContentMedia? = nil,
         browsableChildrenStyle: ContentStyle? = nil, playableChildrenStyle: ContentStyle? = nil,
-        groupTitle: String? = nil, problem: ContentProblem? = nil
+        groupTitle: String? = nil, problem: ContentProblem? = nil, actions: [String] = []
     ) {
         self.identifier = identifier
         self.title = title
@@ -84,6 +88,7 @@ public struct ContentItem: Sendable, Hashable, Identifiable {
         self.playableChildrenStyle = playableChildrenStyle
         self.groupTitle = groupTitle
         self.problem = problem
+        self.actions = actions
     }
 
     /// A progress within 0…1; none for NaN or an infinity.
@@ -207,5 +212,24 @@ public struct ContentProblem: Sendable, Hashable {
     public init(_ code: Code, resolution: Resolution? = nil) {
         self.code = code
         self.resolution = resolution
+    }
+}
+
+/// Something a remote can do with a row besides playing it (“Play next”, “Add to queue”), in
+/// the terms of car browse screens' custom actions: declared once with
+/// ``PlayableContentManager/customActions``, offered per row by ``ContentItem/actions``, and
+/// carried out by ``PlayableContentDelegate/playableContentManager(_:performAction:onContentItemAt:)``.
+public struct ContentAction: Sendable, Hashable {
+    /// Unique among the app's actions; any characters.
+    public var identifier: String
+    /// The button's text.
+    public var title: String
+    /// An icon for the button (`file:` or `http(s):`), when the app has one.
+    public var icon: URL?
+
+    public init(identifier: String, title: String, icon: URL? = nil) {
+        self.identifier = identifier
+        self.title = title
+        self.icon = icon
     }
 }

@@ -128,6 +128,12 @@ public protocol PlayableContentDelegate: Sendable {
     /// after the manager's updates announced the changes. Default: throws
     /// ``ContentError/refreshNotSupported``.
     func playableContentManagerRefreshContent(_ manager: PlayableContentManager) async throws
+
+    /// Carries out the custom action `action` (one of ``PlayableContentManager/customActions``
+    /// that the row offers) on the row at `indexPath`; return once done. Default: throws
+    /// ``ContentError/actionNotAvailable(_:)``.
+    func playableContentManager(
+        _ manager: PlayableContentManager, performAction action: String, onContentItemAt indexPath: IndexPath) async throws
 }
 
 extension PlayableContentDelegate {
@@ -137,6 +143,11 @@ extension PlayableContentDelegate {
     public func playableContentManager(_ manager: PlayableContentManager, didUpdate context: PlayableContentManagerContext) {}
     public func playableContentManagerRefreshContent(_ manager: PlayableContentManager) async throws {
         throw ContentError.refreshNotSupported
+    }
+    public func playableContentManager(
+        _ manager: PlayableContentManager, performAction action: String, onContentItemAt indexPath: IndexPath
+    ) async throws {
+        throw ContentError.actionNotAvailable(action)
     }
 }
 
@@ -164,12 +175,15 @@ public struct PlayableContentManagerContext: Sendable, Equatable {
     /// The most characters (grapheme clusters) of a row's text while limits are enforced; 0
     /// for no limit. A longer text is cut to this length, its last character an ellipsis.
     public var enforcedTextLength: Int
+    /// The most custom actions a row offers (a car sets how many buttons it shows); 0 for no
+    /// limit. The first ones of ``ContentItem/actions`` are kept.
+    public var maximumActionCount: Int
 
     /// Describes a context. Counts below zero are taken as zero.
     public init(
         endpointAvailable: Bool = false, contentLimitsEnforced: Bool = false,
         enforcedContentItemsCount: Int = 100, enforcedContentTreeDepth: Int = 5,
-        maximumTabCount: Int = 0, enforcedTextLength: Int = 0
+        maximumTabCount: Int = 0, enforcedTextLength: Int = 0, maximumActionCount: Int = 0
     ) {
         self.endpointAvailable = endpointAvailable
         self.contentLimitsEnforced = contentLimitsEnforced
@@ -177,6 +191,7 @@ public struct PlayableContentManagerContext: Sendable, Equatable {
         self.enforcedContentTreeDepth = max(0, enforcedContentTreeDepth)
         self.maximumTabCount = max(0, maximumTabCount)
         self.enforcedTextLength = max(0, enforcedTextLength)
+        self.maximumActionCount = max(0, maximumActionCount)
     }
 
     /// The most rows a listing shows now: the enforced count, or unlimited.
@@ -185,6 +200,8 @@ public struct PlayableContentManagerContext: Sendable, Equatable {
     public var depthLimit: Int? { contentLimitsEnforced ? enforcedContentTreeDepth : nil }
     /// The most tabs the root lists, or unlimited.
     public var tabLimit: Int? { maximumTabCount > 0 ? maximumTabCount : nil }
+    /// The most custom actions a row offers, or unlimited.
+    public var actionLimit: Int? { maximumActionCount > 0 ? maximumActionCount : nil }
     /// The most characters of a row's text now, or unlimited.
     public var textLimit: Int? { contentLimitsEnforced && enforcedTextLength > 0 ? enforcedTextLength : nil }
 
@@ -209,6 +226,8 @@ public enum ContentError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidQuery(String)
     /// The app cannot read its content again on a remote's request.
     case refreshNotSupported
+    /// The row does not offer that action (or the limit a remote set hides it).
+    case actionNotAvailable(String)
 
     public var description: String {
         switch self {
@@ -218,6 +237,7 @@ public enum ContentError: Error, Sendable, Equatable, CustomStringConvertible {
         case .searchNotSupported: "This content cannot be searched"
         case .invalidQuery(let reason): "Invalid search query: \(reason)"
         case .refreshNotSupported: "This content cannot be read again on request"
+        case .actionNotAvailable(let what): "No such action on this row: \(what)"
         }
     }
 }

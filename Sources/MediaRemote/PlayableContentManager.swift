@@ -49,6 +49,7 @@ public final class PlayableContentManager: Sendable {
         var delegate: (any PlayableContentDelegate)?
         var tree = ContentTree()
         var context = PlayableContentManagerContext()
+        var customActions: [ContentAction] = []
         var nowPlaying: [String] = []
         var nowPlayingSet: Set<String> = []
         var loads: [Int: Load] = [:]
@@ -149,7 +150,7 @@ public final class PlayableContentManager: Sendable {
                 endpointAvailable: context.endpointAvailable, contentLimitsEnforced: context.contentLimitsEnforced,
                 enforcedContentItemsCount: context.enforcedContentItemsCount,
                 enforcedContentTreeDepth: context.enforcedContentTreeDepth, maximumTabCount: context.maximumTabCount,
-                enforcedTextLength: context.enforcedTextLength)
+                enforcedTextLength: context.enforcedTextLength, maximumActionCount: context.maximumActionCount)
             guard context != state.context else { return (nil, nil) }
             state.context = context
             return (context, state.delegate)
@@ -916,6 +917,37 @@ public final class PlayableContentManager: Sendable {
         }
         guard let delegate else { throw ContentError.noDelegate }
         try await delegate.playableContentManager(self, initiatePlaybackOfContentItemAt: indexPath)
+    }
+
+    /// The custom actions rows may offer (``ContentItem/actions`` names them); remotes show
+    /// their titles and icons. Empty by default.
+    public var customActions: [ContentAction] {
+        get { state.withLock { $0.customActions } }
+        set { state.withLock { $0.customActions = newValue } }
+    }
+
+    /// The actions a remote may offer on `item` now: those of its ``ContentItem/actions``
+    /// that are declared in ``customActions``, at most the context's ``PlayableContentManagerContext/actionLimit``.
+    public func offeredActions(of item: ContentItem) -> [String] {
+        let (declared, limit) = state.withLock { state in
+            (Set(state.customActions.map(\.identifier)), state.context.actionLimit)
+        }
+        let offered = item.actions.filter(declared.contains)
+        return limit.map { Array(offered.prefix($0)) } ?? offered
+    }
+
+    /// Asks the delegate to carry out `action` on the row at `path`; returns once it has.
+    ///
+    /// - Throws: ``ContentError/noSuchContent(_:)``, ``ContentError/actionNotAvailable(_:)``
+    ///   when the row does not offer it now, ``ContentError/noDelegate``, or what the delegate threw.
+    public func performAction(_ action: String, onRowAt path: [String]) async throws {
+        guard !path.isEmpty else { throw ContentError.actionNotAvailable(action) }
+        let row = try entry(at: path, readingChildren: false)
+        guard let indexPath = row.indexPath, offeredActions(of: row.item).contains(action) else {
+            throw ContentError.actionNotAvailable(action)
+        }
+        guard let delegate = self.delegate else { throw ContentError.noDelegate }
+        try await delegate.playableContentManager(self, performAction: action, onContentItemAt: indexPath)
     }
 
     /// Asks the delegate to prepare a play queue from the rows at `paths`

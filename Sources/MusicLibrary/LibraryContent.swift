@@ -116,6 +116,9 @@ public final class LibraryContent: PlayableContentDataSource {
     /// The tabs the root shows.
     public let layout: Layout
 
+    /// The custom actions every playable row offers (see ``ContentItem/actions``).
+    public let rowActions: [String]
+
     /// The identifier of the informative row.
     public static let statusIdentifier = "status"
 
@@ -157,9 +160,11 @@ public final class LibraryContent: PlayableContentDataSource {
     public init(
         tracks: [Track], playlists: [Playlist], libraryName: String,
         artwork: @escaping @Sendable (Track) -> MediaItemArtwork?, resumePolicy: ResumePolicy = .none,
-        playbackProgress: @escaping @Sendable (Track) -> Double? = { _ in nil }, layout: Layout = .full
+        playbackProgress: @escaping @Sendable (Track) -> Double? = { _ in nil }, layout: Layout = .full,
+        rowActions: [String] = []
     ) {
         self.layout = layout
+        self.rowActions = rowActions
         self.libraryName = libraryName
         self.artworkOf = artwork
         self.resumePolicy = resumePolicy
@@ -181,9 +186,10 @@ public final class LibraryContent: PlayableContentDataSource {
     public init(
         library: MusicLibrary, libraryName: String, artwork: @escaping @Sendable (Track) -> MediaItemArtwork?,
         resumePolicy: ResumePolicy = .none, playbackProgress: @escaping @Sendable (Track) -> Double? = { _ in nil },
-        layout: Layout = .full
+        layout: Layout = .full, rowActions: [String] = []
     ) throws {
         self.layout = layout
+        self.rowActions = rowActions
         self.libraryName = libraryName
         self.artworkOf = artwork
         self.resumePolicy = resumePolicy
@@ -418,7 +424,7 @@ public final class LibraryContent: PlayableContentDataSource {
         } else {
             item?.groupTitle = Self.groupTitle(of: location, in: model)
         }
-        return item
+        return item.map(withActions)
     }
 
     /// An album's or artist's row shows the cover of a track standing for it: when a listing
@@ -450,6 +456,18 @@ public final class LibraryContent: PlayableContentDataSource {
     /// nil for any other. A track's item is the same wherever it is listed; a stream's is its
     /// first occurrence's.
     public func contentItem(forIdentifier identifier: String) async throws -> ContentItem? {
+        item(forIdentifier: identifier).map(withActions)
+    }
+
+    /// `item` with ``rowActions`` when it is playable.
+    private func withActions(_ item: ContentItem) -> ContentItem {
+        guard item.isPlayable, !rowActions.isEmpty else { return item }
+        var item = item
+        item.actions = rowActions
+        return item
+    }
+
+    private func item(forIdentifier identifier: String) -> ContentItem? {
         let (model, status, _) = snapshot
         if let tab = layout.tabs.first(where: { $0.identifier == identifier }) {
             return item(at: .tab(tab), in: model, status: status)

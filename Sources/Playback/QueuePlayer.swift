@@ -335,6 +335,38 @@ public actor QueuePlayer {
         }
     }
 
+    /// Where ``enqueue(_:at:)`` puts items in the play order.
+    public enum QueuePlacement: Sendable {
+        /// Right after the current entry (first, when nothing is current), in their order.
+        case next
+        /// At the end.
+        case last
+    }
+
+    /// Adds `items` to the queue without changing what plays: after the current entry, or
+    /// at the end. Remotes see the queue change. Refused whole with
+    /// ``RemoteCommandHandlerStatus/notPlayable(reason:)`` when they would not fit in the
+    /// queue's maximum length.
+    @discardableResult
+    public func enqueue(_ items: [QueueItem], at placement: QueuePlacement) async -> RemoteCommandHandlerStatus {
+        await sequenced { player in
+            guard !items.isEmpty else { return .success }
+            guard player.queue.count + items.count <= player.configuration.maximumQueueLength else {
+                return .notPlayable(reason: "the queue is full (\(player.configuration.maximumQueueLength) entries)")
+            }
+            switch placement {
+            case .next:
+                var after = player.queue.current?.identifier
+                for item in items { after = player.queue.insert(item, after: after)?.identifier ?? after }
+            case .last:
+                for item in items { player.queue.append(item) }
+            }
+            player.queueChanged()
+            player.publish()
+            return .success
+        }
+    }
+
     /// Replaces each entry for which `update` returns a new item (its file's tags changed on
     /// disk, say), keeping its place, its identifier and playback: remotes see the new fields.
     public func updateItems(_ update: @escaping @Sendable (QueueItem) -> QueueItem?) async {

@@ -338,12 +338,14 @@ struct BridgeService: Service {
         do {
             content = try LibraryContent(
                 library: library, libraryName: settings.library, artwork: artwork, resumePolicy: settings.resumePolicy,
-                playbackProgress: progress, layout: settings.treeLayout)
+                playbackProgress: progress, layout: settings.treeLayout,
+                rowActions: ContentPlayer.actions.map(\.identifier))
         } catch {
             logger.warning("\(error); the media tree is empty until a rescan can read the index")
             content = LibraryContent(
                 tracks: [], playlists: [], libraryName: settings.library, artwork: artwork,
-                resumePolicy: settings.resumePolicy, playbackProgress: progress, layout: settings.treeLayout)
+                resumePolicy: settings.resumePolicy, playbackProgress: progress, layout: settings.treeLayout,
+                rowActions: ContentPlayer.actions.map(\.identifier))
         }
         if let saved = store.setting(Self.recentKey), let recent = try? JSONDecoder().decode([String].self, from: Data(saved.utf8)) {
             content.setRecentlyPlayed(recent)
@@ -364,6 +366,7 @@ struct BridgeService: Service {
         let delegate = ContentPlayer(
             content: content, player: player, items: { items }, logger: logger, refresh: { try await refresh.rescan() })
         manager.delegate = delegate
+        manager.customActions = ContentPlayer.actions
         manager.dataSource = content
         // The playing track's rows are marked in every tab, as the queue moves on.
         // What starts playing goes first in the Recent tab, saved beside the queue.

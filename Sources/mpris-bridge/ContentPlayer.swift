@@ -77,6 +77,40 @@ final class ContentPlayer: PlayableContentDelegate {
         manager.nowPlayingIdentifiers = nowPlaying(queueIdentifier: queued[playback.startIndex].identifier)
     }
 
+    /// The custom actions the tree's playable rows offer.
+    static let actions = [
+        ContentAction(identifier: "play-next", title: "Play next"),
+        ContentAction(identifier: "add-to-queue", title: "Add to queue"),
+    ]
+
+    /// A row's `play-next` or `add-to-queue`: a container's tracks and streams (what playing it
+    /// would queue), or the one track, put after the current entry or at the end of the queue;
+    /// what plays goes on.
+    func playableContentManager(
+        _ manager: PlayableContentManager, performAction action: String, onContentItemAt indexPath: IndexPath
+    ) async throws {
+        let placement: QueuePlayer.QueuePlacement
+        switch action {
+        case "play-next": placement = .next
+        case "add-to-queue": placement = .last
+        default: throw ContentError.actionNotAvailable(action)
+        }
+        guard let playback = content.playback(forItemAt: indexPath), let row = content.contentItem(at: indexPath) else {
+            throw ContentError.noSuchContent("\(indexPath)")
+        }
+        let items = try self.items()
+        let entries = row.isContainer ? playback.entries[...] : playback.entries[playback.startIndex...].prefix(1)
+        let queued = entries.map { entry in
+            switch entry.media {
+            case .track(let id): items.item(forTrack: id)
+            case .stream(let url, let title): items.streamItem(url, title: title)
+            }
+        }
+        let status = await player.enqueue(Array(queued), at: placement)
+        guard status == .success else { throw CommandFailed(action: action, status: "\(status)") }
+        logger.info("queued \(queued.count) entries (\(action)) from \(row.identifier), as a remote asked")
+    }
+
     /// A head unit asks for a queue ready to play when it connects: the restored
     /// queue is that already, so there is nothing to do.
     func playableContentManager(
@@ -101,4 +135,11 @@ final class ContentPlayer: PlayableContentDelegate {
         else { return [row] }
         return entry == row ? [container, row] : [container, entry, row]
     }
+}
+
+/// A custom action the player refused (the queue is full, say).
+struct CommandFailed: Error, CustomStringConvertible {
+    let action: String
+    let status: String
+    var description: String { "\(action) failed: \(status)" }
 }

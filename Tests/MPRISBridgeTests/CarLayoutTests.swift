@@ -80,4 +80,33 @@ import Testing
             try await again.stop()
         }
     }
+
+    /// A car's per-row buttons: the actions the daemon declares, cut to the number the car
+    /// shows, each carried out on the queue while what plays goes on.
+    @Test func aRowsCustomActionsQueueItsTracksUpToTheCarsLimit() async throws {
+        try await DaemonFixture.with { daemon in
+            let library = daemon.library
+            let tone3 = MediaTreeDaemonTests.path("tracks", MediaTreeDaemonTests.track(library, 2))
+            let album = MediaTreeDaemonTests.path("albums", MediaTreeDaemonTests.album)
+            let node = "org.mprisbridge.MediaNode1"
+            let before = try await MediaTreeDaemonTests.headUnit(
+                daemon, ["get", "", "org.mprisbridge.MediaRoot1", "CustomActions"], ["get", tone3, node, "Actions"],
+                ["set", "", "org.mprisbridge.MediaRoot1", "ActionLimit", "u", "1"], ["get", tone3, node, "Actions"],
+                ["action", tone3, "add-to-queue"], ["action", tone3, "nonsense"],
+                ["set", "", "org.mprisbridge.MediaRoot1", "ActionLimit", "u", "0"])
+            #expect(before[0].contains("play-next") && before[0].contains("Add to queue"), "\(before[0])")
+            #expect(before[1] == "Array ['play-next', 'add-to-queue']")
+            #expect(before[3] == "Array ['play-next']")
+            // Hidden by the limit, or unknown: refused, and the queue is as it was.
+            #expect(before[4] == "error org.freedesktop.DBus.Error.InvalidArgs")
+            #expect(before[5] == "error org.freedesktop.DBus.Error.InvalidArgs")
+            #expect(try await daemon.client("titles") == ["Tone 1|Tone 2|Tone 3"])
+
+            let after = try await MediaTreeDaemonTests.headUnit(daemon, ["action", tone3, "play-next"], ["action", album, "add-to-queue"])
+            #expect(after == ["done", "done"])
+            #expect(try await daemon.client("titles") == ["Tone 1|Tone 3|Tone 2|Tone 3|Tone 1|Tone 2|Tone 3"])
+            #expect(try await daemon.playerctl("metadata", "title") == "Tone 1")
+            #expect(try await daemon.playerctl("status") == "Stopped")
+        }
+    }
 }

@@ -376,8 +376,8 @@ import Testing
             let lines = try await Self.lines(of: watcher) { $0.contains("EnforcedItemCount=12") }
             #expect(
                 lines == [
-                    "changed  root ContentLimitsEnforced=true,EndpointAvailable=false,EnforcedItemCount=100,EnforcedTextLength=0,EnforcedTreeDepth=5,TabLimit=0",
-                    "changed  root ContentLimitsEnforced=true,EndpointAvailable=false,EnforcedItemCount=12,EnforcedTextLength=0,EnforcedTreeDepth=5,TabLimit=0",
+                    "changed  root ActionLimit=0,ContentLimitsEnforced=true,EndpointAvailable=false,EnforcedItemCount=100,EnforcedTextLength=0,EnforcedTreeDepth=5,TabLimit=0",
+                    "changed  root ActionLimit=0,ContentLimitsEnforced=true,EndpointAvailable=false,EnforcedItemCount=12,EnforcedTextLength=0,EnforcedTreeDepth=5,TabLimit=0",
                 ])
         }
     }
@@ -413,11 +413,11 @@ import Testing
                 F.root,
                 ["org.gnome.UPnP.MediaObject2", "org.gnome.UPnP.MediaContainer2", "org.mprisbridge.MediaNode1",
                  "org.mprisbridge.MediaRoot1"])
-            #expect(root.stdout == "match 44 members\n", "\(root.stdout)\(root.stderr)")
+            #expect(root.stdout == "match 48 members\n", "\(root.stdout)\(root.stderr)")
             let item = try await check(
                 F.root + "/" + F.path("music", "album:1", "track:1-1"),
                 ["org.gnome.UPnP.MediaObject2", "org.gnome.UPnP.MediaItem2", "org.mprisbridge.MediaNode1"])
-            #expect(item.stdout == "match 35 members\n", "\(item.stdout)\(item.stderr)")
+            #expect(item.stdout == "match 37 members\n", "\(item.stdout)\(item.stderr)")
         }
     }
 }

@@ -18,6 +18,7 @@ Operations (paths are relative to ROOT_PATH, "" for the root; each prints one li
   introspect PATH                    prints interfaces and the number of child nodes
   prepare [PATH ...]                 MediaRoot1.PrepareQueue of these nodes (absolute if starting with /); prints "prepared"
   rescan                             MediaRoot1.Rescan; prints "rescanned in N ms" once it replies
+  action PATH ACTION                 MediaNode1.PerformAction; prints "done" or "error NAME"
 Errors of single operations print as "error NAME".
 """
 import sys
@@ -179,6 +180,12 @@ def run(op, args):
         started = time.monotonic()
         dbus.Interface(obj(""), ROOT).Rescan(timeout=120)
         print("rescanned in %d ms" % ((time.monotonic() - started) * 1000))
+    elif op == "action":
+        try:
+            dbus.Interface(obj(args[0]), NODE).PerformAction(args[1], timeout=20)
+            print("done")
+        except dbus.exceptions.DBusException as error:
+            print("error " + error.get_dbus_name())
     elif op == "introspect":
         xml = dbus.Interface(obj(args[0]), "org.freedesktop.DBus.Introspectable").Introspect()
         import xml.etree.ElementTree as ET
