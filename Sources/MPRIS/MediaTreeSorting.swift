@@ -26,7 +26,8 @@ enum SortCriteria {
 
     static func parse(_ text: String) throws(ContentError) -> ContentSort {
         guard !text.isEmpty else { return .natural }
-        guard text.utf8.count <= maximumLength else {
+        // Bytes first: counting the characters of a huge string would cost its length.
+        guard text.utf8.count <= 4 * maximumLength, text.count <= maximumLength else {
             throw .invalidSort("SortBy is longer than \(maximumLength) characters")
         }
         var keys: [ContentSort.Key] = []

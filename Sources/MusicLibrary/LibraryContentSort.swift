@@ -171,6 +171,20 @@ final class LibrarySortKeys: Sendable {
     }
 }
 
+extension Location {
+    /// The track this row shows, if it is one.
+    func track(in model: LibraryContentModel) -> Int? {
+        switch self {
+        case .albumTrack(let album, let position): model.albums[album].tracks[position]
+        case .tracksTabTrack(let position): model.tracksByTitle[position]
+        case .folderTrack(let folder, let position): model.folders[folder].tracks[position]
+        case .playlistEntry(let playlist, let position):
+            if case .track(let track) = model.playlists[playlist].entries[position].kind { track } else { nil }
+        default: nil
+        }
+    }
+}
+
 extension ContentComparison {
     /// Text folded as ``ContentSort`` compares it.
     static func foldedForSorting(_ text: String) -> String { text.lowercased() }
@@ -296,7 +310,12 @@ extension LibraryContent {
             model.sortKeys.keep(order, for: key)
         }
         let window = range.clamped(to: 0..<order.count)
-        return order[window].map(Int.init)
+        let indexes = order[window].map(Int.init)
+        // The page's tracks in one read: each row read alone would read the hundred rows after
+        // it in the natural order too (a natural page's prefetch), a hundred times too many.
+        model.rows.prefetch(
+            indexes.compactMap { location.child($0, in: model, showingInformative: informative)?.track(in: model) })
+        return indexes
     }
 
     /// `indexPaths` (a search's results) in `sort`'s order, from the same keys as
