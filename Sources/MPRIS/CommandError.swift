@@ -42,7 +42,8 @@ public enum CommandError {
             case .noSuchContent: return DBusError(noSuchContent, "\(prefix): it is no longer there.")
             case .notPlayable: return DBusError(notPlayable, "\(prefix): it cannot be played.")
             case .noDelegate: return DBusError(commandFailed, "\(prefix): the app has no content delegate to start playback.")
-            case .searchNotSupported, .invalidQuery, .refreshNotSupported, .actionNotAvailable:
+            case .searchNotSupported, .invalidQuery, .refreshNotSupported, .actionNotAvailable, .sortNotSupported,
+                .invalidSort:
                 return DBusError(commandFailed, "\(prefix): \(error).")
             }
         case let error as DBusError: return error

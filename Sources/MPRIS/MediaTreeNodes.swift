@@ -230,6 +230,7 @@ struct MediaTreeNodes: Sendable {
                 MediaTreeNodes.container,
                 [("ChildCount", .uint32), ("ItemCount", .uint32), ("ContainerCount", .uint32), ("Searchable", .boolean)])
             nodes.addListing(to: container)
+            nodes.addSortedListing(to: container)
             _ = container.signal("Updated")
             item = declare(
                 MediaTreeNodes.item,
@@ -300,7 +301,7 @@ struct MediaTreeNodes: Sendable {
 
     /// The node a method of a shared interface was called on, and whether it lists children
     /// (informative and loading rows show as containers, and answer as empty ones).
-    private func calledNode() throws -> (path: [String], listsChildren: Bool) {
+    func calledNode() throws -> (path: [String], listsChildren: Bool) {
         guard let objectPath = MethodCallContext.current?.path, let path = contentPath(for: objectPath) else {
             throw DBusError(.unknownObject, "No node at this path")
         }
@@ -428,6 +429,7 @@ struct MediaTreeNodes: Sendable {
         // CustomActions (extension): every action a row may offer, (identifier, title, icon URL or "").
         _ = root.property("CustomActions", content.customActions.map(ActionDescription.init), changes: .const)
         _ = root.property("NowPlayingIdentifiers", content.nowPlayingIdentifiers, changes: .none)
+        addCapabilities(to: root)
         // SetContentLimits(Enforced, ItemCount, TreeDepth) (extension): a head unit's limits while
         // driving, applied to every listing, count and depth; the delegate hears them.
         root.method("SetContentLimits", arguments: ["Enforced", "ItemCount", "TreeDepth"]) {
@@ -459,7 +461,7 @@ struct MediaTreeNodes: Sendable {
         return root
     }
 
-    private func dictionaries(_ entries: [ContentEntry], filter: Filter) -> DBusValue {
+    func dictionaries(_ entries: [ContentEntry], filter: Filter) -> DBusValue {
         // A listing's rows share their parent; a search's rows come from many.
         var parent: (path: ArraySlice<String>, objectPath: ObjectPath)?
         let context = content.context
@@ -477,7 +479,7 @@ struct MediaTreeNodes: Sendable {
     /// 6 MB with every property. A client pages past it with `Offset`, as `ChildCount` tells it to.
     static let maximumRows = 5_000
 
-    private static func window(_ body: [DBusValue], from start: Int) throws -> (Int, Int?, Filter) {
+    static func window(_ body: [DBusValue], from start: Int) throws -> (Int, Int?, Filter) {
         guard case .uint32(let offset) = body[start], case .uint32(let maximum) = body[start + 1],
             case .array(_, let names) = body[start + 2]
         else { throw DBusError(.invalidArgs, "Expected offset, max and filter") }
@@ -512,6 +514,8 @@ extension ContentError {
         case .invalidQuery: DBusError(.invalidArgs, description)
         case .refreshNotSupported: DBusError(.notSupported, description)
         case .actionNotAvailable: DBusError(.invalidArgs, description)
+        case .sortNotSupported: DBusError(.notSupported, description)
+        case .invalidSort: DBusError(.invalidArgs, description)
         }
     }
 }

@@ -26,6 +26,13 @@ enum SearchCriteria {
     /// The deepest nesting of parentheses.
     static let maximumDepth = 16
 
+    /// Every property name a query may test: what the root's `SearchCaps` lists.
+    static let searchableProperties = [
+        "DisplayName", "Artist", "Album", "Genre", "MIMEType", "Date", "TrackNumber", "Duration", "Type", "Subtitle",
+        "Identifier", "dc:title", "upnp:artist", "dc:creator", "upnp:author", "upnp:album", "upnp:genre", "dc:date",
+        "upnp:originalTrackNumber", "upnp:class",
+    ]
+
     static func parse(_ text: String) throws(ContentError) -> ContentQuery {
         guard text.count <= maximumLength else {
             throw .invalidQuery("the query is longer than \(maximumLength) characters")

@@ -75,6 +75,26 @@ public protocol PlayableContentDataSource: Sendable {
     /// quick (an index, not a scan: any client may ask for a key it made up). Default: nil, so
     /// a data source that pages containers (``uniformChildKind(at:)``) must answer it.
     func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int?
+
+    /// The children of the container at `indexPath` in the order `sort` gives (see
+    /// ``ContentSort`` for what every implementation keeps): the indexes, as
+    /// ``contentItem(at:)`` numbers them, of the children at the sorted positions `range`
+    /// (within `0..<numberOfChildItems(at:)`; the manager passes valid ranges). Nil when the
+    /// data source cannot order this container.
+    ///
+    /// A remote pages through a sorted listing one call per page, so this must answer from
+    /// the data source's indexes (or an order it computed once and kept, bounded), never by
+    /// reading every child per call. The manager asks it for a container served page by page
+    /// (``uniformChildKind(at:)``), where a nil answer makes the sorted listing fail with
+    /// ``ContentError/sortNotSupported``, and for a copied container, where a nil answer makes
+    /// the manager sort its copy. Default: nil.
+    func sortedChildIndexes(at indexPath: IndexPath, by sort: ContentSort, in range: Range<Int>) -> [Int]?
+
+    /// `indexPaths` (rows of the tree, such as a search's results) in the order `sort` gives,
+    /// or nil when the data source cannot order them. Nil makes the manager order them itself
+    /// by reading their items, which it does for at most
+    /// ``PlayableContentManager/maximumRowsSortedInMemory`` rows. Default: nil.
+    func sortedIndexPaths(_ indexPaths: [IndexPath], by sort: ContentSort) -> [IndexPath]?
 }
 
 /// What every child of a container is (``PlayableContentDataSource/uniformChildKind(at:)``).
@@ -94,6 +114,10 @@ extension PlayableContentDataSource {
     public var loadsChildItemsAtOnce: Bool { false }
     public func uniformChildKind(at indexPath: IndexPath) -> UniformChildKind? { nil }
     public func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int? { nil }
+    public func sortedChildIndexes(at indexPath: IndexPath, by sort: ContentSort, in range: Range<Int>) -> [Int]? {
+        nil
+    }
+    public func sortedIndexPaths(_ indexPaths: [IndexPath], by sort: ContentSort) -> [IndexPath]? { nil }
     public func searchContent(matching query: ContentQuery, in indexPath: IndexPath) async throws -> [IndexPath] {
         throw ContentError.searchNotSupported
     }
@@ -228,6 +252,11 @@ public enum ContentError: Error, Sendable, Equatable, CustomStringConvertible {
     case refreshNotSupported
     /// The row does not offer that action (or the limit a remote set hides it).
     case actionNotAvailable(String)
+    /// The rows cannot be put in the order asked: the data source cannot sort a container it
+    /// serves page by page, or a search found more rows than the manager sorts in memory.
+    case sortNotSupported(String)
+    /// The sort order could not be understood.
+    case invalidSort(String)
 
     public var description: String {
         switch self {
@@ -238,6 +267,8 @@ public enum ContentError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidQuery(let reason): "Invalid search query: \(reason)"
         case .refreshNotSupported: "This content cannot be read again on request"
         case .actionNotAvailable(let what): "No such action on this row: \(what)"
+        case .sortNotSupported(let reason): "Cannot sort: \(reason)"
+        case .invalidSort(let reason): "Invalid sort order: \(reason)"
         }
     }
 }

@@ -680,8 +680,31 @@ public final class PlayableContentManager: Sendable {
         }
     }
 
+    /// A page of the children of the container at `path` in the order `sort` gives (see
+    /// ``ContentSort``): informative rows first, then the rest sorted; content limits cap the
+    /// sorted rows (a screen shows the first ones), before the kind filter, as in
+    /// ``listChildren(of:kind:offset:maximum:prefetch:)``. A natural `sort` lists as that does.
+    ///
+    /// The data source orders the rows when it can
+    /// (``PlayableContentDataSource/sortedChildIndexes(at:by:in:)``); otherwise the manager sorts
+    /// its copy of the container, which it holds anyway.
+    ///
+    /// - Throws: as ``listChildren(of:kind:offset:maximum:prefetch:)``, and
+    ///   ``ContentError/sortNotSupported(_:)`` for a container served page by page whose data
+    ///   source cannot sort it.
+    public func listChildren(
+        of path: [String], kind: ContentListingKind = .all, sortedBy sort: ContentSort, offset: Int = 0,
+        maximum: Int? = nil, prefetch: Bool = true
+    ) async throws(ContentError) -> ContentListing {
+        try await withTaskExecutorPreference(DataSourceReads.shared) { () async throws(ContentError) -> ContentListing in
+            try await readChildren(
+                of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch, sort: sort)
+        }
+    }
+
     private func readChildren(
-        of path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, prefetch: Bool
+        of path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, prefetch: Bool,
+        sort: ContentSort = .natural
     ) async throws(ContentError) -> ContentListing {
         let id = try resolve(path)
         let isContainer = state.withLock { id == ContentTree.rootID || $0.tree[id].item?.isContainer == true }
@@ -694,13 +717,14 @@ public final class PlayableContentManager: Sendable {
             snapshot(id)
             state.withLock { state in if state.tree.exists(id) { state.tree[id].owesUpdate = true } }
         }
-        if let paged = pagedPage(of: id, kind: kind, offset: offset, maximum: maximum) {
+        if let paged = try pagedPage(of: id, kind: kind, offset: offset, maximum: maximum, sort: sort) {
             forgetLeastRecentlyUsed()
             return paged
         }
+        let sorted = sort.isNatural ? nil : sortedChildren(of: id, by: sort)
         let (listing, prefetch) = state.withLock { state -> (ContentListing, [Int]) in
             guard state.tree.exists(id) else { return (ContentListing(entries: [], totalCount: 0, isComplete: true), []) }
-            let rows = Self.rows(of: id, in: state, kind: kind)
+            let rows = Self.rows(of: id, in: state, kind: kind, sorted: sorted)
             let total = rows.count
             let start = min(max(offset, 0), total)
             let end = maximum.map { min(total, start + max($0, 0)) } ?? total
@@ -727,7 +751,9 @@ public final class PlayableContentManager: Sendable {
 
     /// A page of container `id` read from the data source, when the container is served page
     /// by page; nil for any other.
-    private func pagedPage(of id: Int, kind: ContentListingKind, offset: Int, maximum: Int?) -> ContentListing? {
+    private func pagedPage(of id: Int, kind: ContentListingKind, offset: Int, maximum: Int?, sort: ContentSort)
+        throws(ContentError) -> ContentListing?
+    {
         guard
             let (dataSource, node, path, indexPath, limit) = state.withLock({ state in
                 state.tree.exists(id) && state.tree[id].pagedCount != nil
@@ -746,9 +772,18 @@ public final class PlayableContentManager: Sendable {
             }
         let start = min(max(offset, 0), total)
         let end = maximum.map { min(total, start + max($0, 0)) } ?? total
+        // Sorted: the data source says which children are at these sorted places (limits cap
+        // the sorted rows, so the places are within the shown ones).
+        var indexes = Array(start..<end)
+        if !sort.isNatural, start < end {
+            guard let sorted = dataSource.sortedChildIndexes(at: indexPath, by: sort, in: start..<end) else {
+                throw .sortNotSupported("this container is too large to sort here (\(count) rows), and its source cannot sort it")
+            }
+            indexes = sorted.filter { $0 >= 0 && $0 < count }
+        }
         var entries: [ContentEntry] = []
         entries.reserveCapacity(end - start)
-        for index in start..<end {
+        for index in indexes {
             guard let item = dataSource.contentItem(at: indexPath.appending(index)) else { continue }
             entries.append(pagedEntry(item, at: index, in: node, path: path, indexPath: indexPath))
         }
@@ -970,6 +1005,86 @@ public final class PlayableContentManager: Sendable {
         try await delegate.playableContentManagerRefreshContent(self)
     }
 
+    // MARK: Sorting
+
+    /// The most rows the manager sorts by reading their items, for a data source that cannot
+    /// sort a search's results (``PlayableContentDataSource/sortedIndexPaths(_:by:)``): past it
+    /// a sorted search fails with ``ContentError/sortNotSupported(_:)`` rather than reading
+    /// the items of every match.
+    public static let maximumRowsSortedInMemory = 5_000
+
+    /// The children of the copied container `id` in the order `sort` gives: informative rows
+    /// first, in their order, then the others as the data source sorts them, or as their items
+    /// in the copy sort.
+    private func sortedChildren(of id: Int, by sort: ContentSort) -> [Int] {
+        guard let (dataSource, indexPath, children) = state.withLock({ state -> ((any PlayableContentDataSource)?, IndexPath, [Int])? in
+            guard state.tree.exists(id) else { return nil }
+            return (state.dataSource, state.tree.indexPath(of: id), state.tree[id].children ?? [])
+        }) else { return [] }
+        let (informative, others) = state.withLock { state in
+            (children.filter { state.tree[$0].item?.isInformative == true },
+             children.filter { state.tree[$0].item?.isInformative != true })
+        }
+        let count = dataSource.map { max(0, $0.numberOfChildItems(at: indexPath)) } ?? 0
+        if count > 0, let sorted = dataSource?.sortedChildIndexes(at: indexPath, by: sort, in: 0..<count) {
+            let wanted = Set(others)
+            var seen: Set<Int> = []
+            var order = state.withLock { state in
+                sorted.compactMap { state.tree.child(of: id, atSourceIndex: $0) }.filter { wanted.contains($0) && seen.insert($0).inserted }
+            }
+            // Rows of the copy the data source did not place (it changed meanwhile) go last.
+            order += others.filter { !seen.contains($0) }
+            return informative + order
+        }
+        let items = state.withLock { state in others.map { state.tree[$0].item ?? ContentItem(identifier: "") } }
+        return informative + sort.order(of: items).map { others[$0] }
+    }
+
+    /// The rows below the container at `path` matching `query`, in the order `sort` gives, with
+    /// the number of matches a remote may reach: those within the depth limit, at most the
+    /// item limit of the content limits (which cap the sorted rows, as in a listing).
+    ///
+    /// The data source orders the matches when it can
+    /// (``PlayableContentDataSource/sortedIndexPaths(_:by:)``); otherwise the manager reads and
+    /// sorts them, up to ``maximumRowsSortedInMemory``.
+    ///
+    /// - Throws: as ``search(_:below:offset:maximum:)``, and ``ContentError/sortNotSupported(_:)``
+    ///   when the data source cannot sort more matches than the manager sorts itself.
+    public func search(
+        _ query: ContentQuery, below path: [String] = [], sortedBy sort: ContentSort, offset: Int = 0,
+        maximum: Int? = nil
+    ) async throws -> ContentSearchResult {
+        try await withTaskExecutorPreference(DataSourceReads.shared) {
+            let id = try resolve(path)
+            guard let dataSource = state.withLock({ $0.dataSource }), dataSource.supportsSearch else {
+                throw ContentError.searchNotSupported
+            }
+            let indexPath = state.withLock { $0.tree.indexPath(of: id) }
+            var found = try await dataSource.searchContent(matching: query, in: indexPath)
+            let context = self.context
+            if let depth = context.depthLimit { found = found.filter { $0.count <= depth } }
+            if !sort.isNatural { found = try sorted(found, by: sort, in: dataSource) }
+            if let limit = context.itemLimit, found.count > limit { found = Array(found.prefix(limit)) }
+            let start = min(max(offset, 0), found.count)
+            let end = maximum.map { min(found.count, start + max($0, 0)) } ?? found.count
+            let entries = found[start..<end].compactMap { entry(atIndexPath: $0) }
+            forgetLeastRecentlyUsed()
+            return ContentSearchResult(entries: entries, totalCount: found.count)
+        }
+    }
+
+    private func sorted(_ found: [IndexPath], by sort: ContentSort, in dataSource: any PlayableContentDataSource) throws
+        -> [IndexPath]
+    {
+        if let sorted = dataSource.sortedIndexPaths(found, by: sort) { return sorted }
+        guard found.count <= Self.maximumRowsSortedInMemory else {
+            throw ContentError.sortNotSupported(
+                "the search found \(found.count) rows, more than \(Self.maximumRowsSortedInMemory) to sort here; narrow it")
+        }
+        let items = found.map { entry(atIndexPath: $0)?.item ?? ContentItem(identifier: "") }
+        return sort.order(of: items).map { found[$0] }
+    }
+
     // MARK: Building rows
 
     /// The rows a listing of container `id` shows, limits applied: children,
@@ -979,10 +1094,15 @@ public final class PlayableContentManager: Sendable {
     /// `.containers` are the rows MediaServer2 sees as containers: real ones,
     /// and the informative and loading rows (which open onto nothing);
     /// `.items` the playable rows that are not containers.
-    private static func rows(of id: Int, in state: State, kind: ContentListingKind)
+    ///
+    /// `sorted` replaces the listing order (a sorted listing's, informative rows still first);
+    /// ids no longer children of `id` are left out of it.
+    private static func rows(of id: Int, in state: State, kind: ContentListingKind, sorted: [Int]? = nil)
         -> (ids: ArraySlice<Int>, hasLoadingRow: Bool, count: Int)
     {
-        var order = state.tree.listingOrder(of: id)[...]
+        var order =
+            sorted.map { $0.filter { state.tree.exists($0) && state.tree[$0].parent == id } }?[...]
+            ?? state.tree.listingOrder(of: id)[...]
         // Only once a listing has given up waiting: until then the data source answers in time.
         var loading = state.tree[id].owesUpdate && !state.tree[id].isComplete
         if id == ContentTree.rootID, let tabs = state.context.tabLimit {
@@ -1114,6 +1234,15 @@ public struct ContentListing: Sendable, Equatable {
     public var totalCount: Int
     /// False while the data source is still loading the container.
     public var isComplete: Bool
+}
+
+/// A page of a search's results and how many there are.
+public struct ContentSearchResult: Sendable, Equatable {
+    /// The rows of the page asked for.
+    public var entries: [ContentEntry]
+    /// The number of matches in all (not only this page) a remote may reach: within the depth
+    /// limit, and at most the item limit while content limits are enforced.
+    public var totalCount: Int
 }
 
 /// What remotes showing the tree must hear.

@@ -196,7 +196,7 @@ public final class LibraryContent: PlayableContentDataSource {
         self.progressOf = playbackProgress
         let model = LibraryContentModel(
             tracks: try library.trackOutlines(), playlists: try library.playlists(), reader: Self.reader(of: library),
-            resumePolicy: resumePolicy)
+            resumePolicy: resumePolicy, fieldReader: Self.fieldReader(of: library))
         state = Mutex(State(model: model, status: .ready))
     }
 
@@ -239,7 +239,7 @@ public final class LibraryContent: PlayableContentDataSource {
         replaceModel(
             with: LibraryContentModel(
                 tracks: try library.trackOutlines(), playlists: try library.playlists(), reader: Self.reader(of: library),
-                resumePolicy: resumePolicy))
+                resumePolicy: resumePolicy, fieldReader: Self.fieldReader(of: library)))
     }
 
     /// Tells the manager, at the end of its batch of updates, that the progress of the tracks

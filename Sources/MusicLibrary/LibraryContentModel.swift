@@ -129,6 +129,8 @@ final class LibraryContentModel: Sendable {
     let streamByIdentifier: [String: (Int, Int)]
     /// Which tracks remember where they were left, and which containers list such tracks.
     let resumable: ResumableRows
+    /// What sorting rows reads and keeps, made when a remote first sorts (see ``LibrarySortKeys``).
+    let sortKeys: LibrarySortKeys
 
     static let unknownArtist = "Unknown Artist"
     static let unknownAlbum = "Unknown Album"
@@ -139,8 +141,9 @@ final class LibraryContentModel: Sendable {
     ///   - resumePolicy: which tracks remember where they were left (their rows show progress).
     init<Outline: TrackOutlining>(
         tracks input: [Outline], playlists inputPlaylists: [Playlist], reader: (@Sendable ([Track.ID]) -> [Track?])?,
-        resumePolicy: ResumePolicy = .none
+        resumePolicy: ResumePolicy = .none, fieldReader: TrackFieldReader? = nil
     ) {
+        sortKeys = LibrarySortKeys(fieldReader: fieldReader)
         // Tracks, each id once; the array given is kept (not copied) when no id repeats.
         var trackByID: [String: Int] = [:]
         trackByID.reserveCapacity(input.count)

@@ -459,6 +459,19 @@ final class LibraryIndex {
         return paths
     }
 
+    /// Every track's path with its value of `field`, in no particular order: what sorting the
+    /// tree by a field it does not keep reads, once per tree and field. One query; nothing kept.
+    func forEachTrack(
+        _ field: TrackSortField, _ body: (_ path: String, _ text: String?, _ number: Int64?) -> Void
+    ) throws(SQLiteError) {
+        try database.forEachRow("SELECT path, \(field.column) FROM tracks") { row throws(SQLiteError) in
+            switch field {
+            case .date, .genre: body(row.text(0) ?? "", row.text(1), nil)
+            case .trackNumber, .duration: body(row.text(0) ?? "", nil, row.integer(1))
+            }
+        }
+    }
+
     func track(path: String) throws(SQLiteError) -> Track? {
         var found: Track?
         try database.forEachRow(Self.trackColumns + " WHERE path = ?", [.text(path)]) { row throws(SQLiteError) in
@@ -594,7 +607,7 @@ final class LibraryIndex {
 
     private static func joined(_ values: [String]) -> String { values.joined(separator: String(separator)) }
 
-    private static func split(_ text: String?) -> [String] {
+    static func split(_ text: String?) -> [String] {
         guard let text, !text.isEmpty else { return [] }
         // Most lists have one value: skip the (slow) Character-wise split.
         guard text.utf8.contains(0x1F) else { return [text] }

@@ -125,6 +125,14 @@ public final class MusicLibrary: Sendable {
         LibraryPath.fileURL(root, id)
     }
 
+    /// Calls `body` with every track's path and its value of `field` (text for dates and genres,
+    /// a number for track numbers and lengths in nanoseconds), in no particular order.
+    func forEachTrack(
+        _ field: TrackSortField, _ body: (_ path: String, _ text: String?, _ number: Int64?) -> Void
+    ) throws {
+        try read { try $0.forEachTrack(field, body) }
+    }
+
     /// Every track outlined for building the browsable tree, in the order of ``tracks()``.
     func trackOutlines() throws -> [TrackOutline] {
         try read { try $0.trackOutlines() }

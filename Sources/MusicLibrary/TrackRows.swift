@@ -64,6 +64,11 @@ final class TrackRows: Sendable {
 
     /// The number of tracks.
     var count: Int { pathEnds.count }
+
+    /// The tracks, when they are kept in memory (``Source/memory(_:)``).
+    var tracksInMemory: [Track]? {
+        if case .memory(let tracks) = source { tracks } else { nil }
+    }
     var isEmpty: Bool { pathEnds.isEmpty }
 
     /// Track `index`'s path relative to the library root: its identifier.

@@ -47,6 +47,11 @@ enum ScaleGoals {
     /// A window of the queue around the current track, not the whole queue.
     static let trackListIDs = file["trackListIDs"]
     static let addedVisibleSeconds = file["addedVisibleSeconds"]
+    /// A page of a sorted listing once the container was sorted, and the first sort of the
+    /// Tracks tab (keys computed and the tab sorted).
+    static let sortedPageMedianMilliseconds = file["sortedPageMedianMilliseconds"]
+    static let sortedFirstPageMilliseconds = file["sortedFirstPageMilliseconds"]
+    static let sortedSearchMedianMilliseconds = file["sortedSearchMedianMilliseconds"]
 }
 
 /// The figures as a table beside their goals, and as JSON. Measuring is ``ScaleBenchmark``'s.
@@ -174,6 +179,34 @@ struct ScaleReport {
                 key: "searchMedianMilliseconds", label: "search, median of the others",
                 value: milliseconds(figures.search.median), unit: "ms", digits: 1),
             ReportRow(
+                key: "sortedFirstPageMilliseconds", label: "ListItemsEx sorted, first page",
+                value: milliseconds(figures.sorted.pageFirst), unit: "ms", digits: 1,
+                goal: Goal(limit: ScaleGoals.sortedFirstPageMilliseconds)),
+            ReportRow(
+                key: "sortedPageMedianMilliseconds", label: "ListItemsEx sorted, next pages median",
+                value: milliseconds(SortedFigures.median(figures.sorted.pageLater)), unit: "ms", digits: 2,
+                goal: Goal(limit: ScaleGoals.sortedPageMedianMilliseconds)),
+            ReportRow(
+                key: "sortedIndexFieldsFirstMilliseconds", label: "  by date and number, first page",
+                value: milliseconds(figures.sorted.indexFieldsFirst), unit: "ms", digits: 1),
+            ReportRow(
+                key: "sortedIndexFieldsMedianMilliseconds", label: "  by date and number, next pages median",
+                value: milliseconds(SortedFigures.median(figures.sorted.indexFieldsLater)), unit: "ms", digits: 2),
+            ReportRow(
+                key: "sortedSearchFirstMilliseconds", label: "SearchObjectsEx sorted, first call",
+                value: milliseconds(figures.sorted.searchFirst), unit: "ms", digits: 1),
+            ReportRow(
+                key: "sortedSearchMedianMilliseconds", label: "SearchObjectsEx sorted, median",
+                value: milliseconds(SortedFigures.median(figures.sorted.searchLater)), unit: "ms", digits: 1,
+                goal: Goal(limit: ScaleGoals.sortedSearchMedianMilliseconds)),
+            ReportRow(
+                key: "sortedEverythingMedianMilliseconds", label: "SearchObjectsEx(*) sorted, median",
+                value: milliseconds(SortedFigures.median(figures.sorted.everything)), unit: "ms", digits: 1),
+            ReportRow(
+                key: "afterSortingMegabytes", label: "RSS after the sorted calls",
+                value: megabytes(figures.sorted.afterSorting), unit: "MB", digits: 1,
+                goal: memory(ScaleGoals.afterWalkMegabytes)),
+            ReportRow(
                 key: "trackListIDs", label: "TrackList.Tracks", value: Double(figures.trackListLength), unit: "ids",
                 digits: 0, goal: Goal(limit: ScaleGoals.trackListIDs)),
             ReportRow(
@@ -213,6 +246,11 @@ struct ScaleReport {
         lines.append(
             "search: SearchObjects(\(JSON.quote(figures.search.query)), 0, 100, *) on the root, "
                 + "\(figures.search.rows) rows")
+        lines.append(
+            "sorted: ListItemsEx(\(grouped(figures.sorted.pageOffset)), \(SortedFigures.pageSize), *, "
+                + "\(JSON.quote(SortedFigures.order))) on the Tracks tab, \(figures.sorted.pageRows) rows, then the next pages; "
+                + "SearchObjectsEx of the search above sorted by +DisplayName: TotalItems \(grouped(figures.sorted.searchTotal)); "
+                + "SearchObjectsEx(\"*\") sorted: TotalItems \(grouped(figures.sorted.everythingTotal))")
         lines.append(
             "1,000 added: \(grouped(figures.added.tracksBefore)) -> \(grouped(figures.added.tracksAfter)) in the Tracks tab, "
                 + "\(figures.added.updates) Updated before they showed")
@@ -288,7 +326,8 @@ struct ScaleReport {
                     ("restartRestored", .bool(figures.restart.restored)),
                 ])
             ),
-            ("searchRows", .integer(figures.search.rows)), ("walkLoadingRows", .integer(figures.walk.loadingRows)),
+            ("searchRows", .integer(figures.search.rows)), ("sortedSearchTotal", .integer(figures.sorted.searchTotal)),
+            ("sortedEverythingTotal", .integer(figures.sorted.everythingTotal)), ("walkLoadingRows", .integer(figures.walk.loadingRows)),
             ("addedUpdates", .integer(figures.added.updates)),
             ("passed", .bool(allGoalsMet)), ("totalSeconds", .number(figures.totalSeconds)),
         ])

@@ -58,6 +58,36 @@ struct SearchFigures: Sendable {
     var median: UInt64 { later.isEmpty ? first : later.sorted()[(later.count - 1) / 2] }
 }
 
+/// dLeyna's sorted listings and counted search (the MediaContainer2 `…Ex` methods), as GENIVI's
+/// media manager calls them, measured after the walk.
+struct SortedFigures: Sendable {
+    static let order = "-Artist,+DisplayName"
+    /// Fields the tree does not keep, read from the index when first sorted by.
+    static let indexOrder = "+Date,-TrackNumber"
+    static let pageSize = 50
+    /// `ListItemsEx(offset, 50, *, order)` on the Tracks tab from the middle of the tab: the first
+    /// call (the sort keys computed, the tab sorted once) and the next pages.
+    var pageOffset = 0
+    var pageFirst: UInt64 = 0
+    var pageLater: [UInt64] = []
+    var pageRows = 0
+    /// The same page sorted by ``indexOrder``, first call and the next pages.
+    var indexFieldsFirst: UInt64 = 0
+    var indexFieldsLater: [UInt64] = []
+    /// `SearchObjectsEx(query, 0, 100, *, "+DisplayName")` on the root, with its `TotalItems`.
+    var searchFirst: UInt64 = 0
+    var searchLater: [UInt64] = []
+    var searchTotal = 0
+    /// `SearchObjectsEx("*", offset, 50, *, order)` on the root: every artist, album and track
+    /// matched and sorted on each call.
+    var everything: [UInt64] = []
+    var everythingTotal = 0
+    /// Memory once every sorted call was answered.
+    var afterSorting: ResidentMemory?
+
+    static func median(_ values: [UInt64]) -> UInt64 { values.isEmpty ? 0 : values.sorted()[(values.count - 1) / 2] }
+}
+
 /// 1,000 files renamed into the library and out again.
 struct AddedFigures: Sendable {
     var tracksBefore = 0
@@ -92,6 +122,7 @@ struct ScaleFigures: Sendable {
     /// `wchar` of `/proc/PID/io` over the track changes.
     var writtenOverTrackChanges = 0
     var search = SearchFigures()
+    var sorted = SortedFigures()
     var trackListLength = 0
     var added = AddedFigures()
     /// `org.mprisbridge.MediaRoot1.Rescan` of the unchanged library, call -> reply.
@@ -313,6 +344,10 @@ final class ScaleBenchmark: Sendable {
         figures.trackListLength = try await root.property("Tracks", as: [ObjectPath].self).count
 
         figures.search = try await search(launch, client: client)
+        log("sorted listings and searches (the Ex methods)...")
+        figures.sorted = try await sorted(launch, client: client)
+        try await Task.sleep(for: settings.settleTime)
+        figures.sorted.afterSorting = ResidentMemory(pid: pid)
 
         log("playing...")
         let _: () = try await client.player.call("Play")
@@ -454,6 +489,63 @@ final class ScaleBenchmark: Sendable {
             } else {
                 figures.later.append(took)
             }
+        }
+        return figures
+    }
+
+    private func sorted(_ launch: DaemonLaunch, client: BusClient) async throws -> SortedFigures {
+        var figures = SortedFigures()
+        let tracks = container(launch.treeRoot.appending("tracks"), launch, client)
+        let count = Int(try await tracks.property("ChildCount", as: UInt32.self))
+        figures.pageOffset = count / 2
+        let page = UInt32(SortedFigures.pageSize)
+        func timed<T>(_ body: () async throws -> T) async throws -> (T, UInt64) {
+            let start = monotonicNanoseconds()
+            let result = try await body()
+            return (result, monotonicNanoseconds() - start)
+        }
+        for (order, first, later) in [
+            (SortedFigures.order, \SortedFigures.pageFirst, \SortedFigures.pageLater),
+            (SortedFigures.indexOrder, \SortedFigures.indexFieldsFirst, \SortedFigures.indexFieldsLater),
+        ] {
+            // A remote paging on from the middle: one sort, then a page per call.
+            for index in 0..<(settings.searches * 4) {
+                let offset = UInt32(figures.pageOffset + index * SortedFigures.pageSize)
+                let (rows, took) = try await timed {
+                    let rows: [[String: Variant]] = try await tracks.call("ListItemsEx", offset, page, ["*"], order)
+                    return rows
+                }
+                if index == 0 {
+                    figures[keyPath: first] = took
+                    if order == SortedFigures.order { figures.pageRows = rows.count }
+                } else {
+                    figures[keyPath: later].append(took)
+                }
+            }
+        }
+        let root = container(launch.treeRoot, launch, client)
+        for index in 0..<settings.searches {
+            let ((_, total), took) = try await timed {
+                let reply: ([[String: Variant]], UInt32) = try await root.call(
+                    "SearchObjectsEx", Self.searchQuery, UInt32(0), UInt32(Self.pageSize), ["*"], "+DisplayName")
+                return reply
+            }
+            if index == 0 {
+                figures.searchFirst = took
+                figures.searchTotal = Int(total)
+            } else {
+                figures.searchLater.append(took)
+            }
+        }
+        for index in 0..<settings.searches {
+            let ((_, total), took) = try await timed {
+                let reply: ([[String: Variant]], UInt32) = try await root.call(
+                    "SearchObjectsEx", "*", UInt32(figures.pageOffset + index * SortedFigures.pageSize), page, ["*"],
+                    SortedFigures.order)
+                return reply
+            }
+            figures.everything.append(took)
+            figures.everythingTotal = Int(total)
         }
         return figures
     }

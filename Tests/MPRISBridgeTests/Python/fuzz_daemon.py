@@ -277,6 +277,16 @@ class Hostile:
                 'upnp:class derivedfrom "object.item"', 'Artist exists maybe', "Bitrate > \"1\"",
                 'DisplayName contains "' + "é" * 2000 + '"',
             ])
+        if hint == "sortby" and r < 0.7:
+            # dLeyna's SortBy of the MediaContainer2 ...Ex methods: valid orders, every way to
+            # get one wrong, and the bounds (256 characters, each property once).
+            names = ["DisplayName", "Type", "Artist", "Album", "Genre", "Date", "TrackNumber", "Duration"]
+            return self.rng.choice([
+                "", "+DisplayName", "-Artist,+DisplayName", ",".join(("+" if i % 2 else "-") + n for i, n in enumerate(names)),
+                "DisplayName", "+", "-", ",", "+Artist,", ",+Artist", "+Artist,,+Album", "+Artist, +Album", " +Artist",
+                "+Bitrate", "+URLs", "+Path", "+displayname", "+Artist,-Artist", "+" + "x" * 255, "+" + "x" * 70000,
+                ",".join(["+DisplayName"] * 5000), "+\u00e9" * 100, "++DisplayName", "-+Date",
+            ])
         if "order" in hint and r < 0.5:
             return self.rng.choice(["Alphabetical", "User", "Created", "Modified", "Nope", ""])
         if "loopstatus" in hint or "status" in hint:
