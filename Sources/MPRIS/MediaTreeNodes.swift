@@ -402,30 +402,22 @@ struct MediaTreeNodes: Sendable {
             content.updateContext { $0.contentLimitsEnforced = value }
             return value
         }
-        _ = root.property("EnforcedItemCount", UInt32(clamping: context.enforcedContentItemsCount), access: .readWrite) { value in
-            content.updateContext { $0.enforcedContentItemsCount = Int(value) }
-            return value
+        // The head unit's counts, each written as a whole and told to the delegate:
+        // EnforcedItemCount and EnforcedTreeDepth (while limits are enforced), and the
+        // extension's TabLimit (the most tabs the root lists, always), EnforcedTextLength (while
+        // enforced, texts cut to this many characters, the last an ellipsis) and ActionLimit (the
+        // most custom actions a row offers); 0 is no limit for the last three.
+        func count(_ name: MemberName, _ field: any WritableKeyPath<PlayableContentManagerContext, Int> & Sendable) {
+            _ = root.property(name, UInt32(clamping: context[keyPath: field]), access: .readWrite) { (value: UInt32) in
+                content.updateContext { $0[keyPath: field] = Int(value) }
+                return value
+            }
         }
-        _ = root.property("EnforcedTreeDepth", UInt32(clamping: context.enforcedContentTreeDepth), access: .readWrite) { value in
-            content.updateContext { $0.enforcedContentTreeDepth = Int(value) }
-            return value
-        }
-        // TabLimit (extension): the most tabs (containers) the root lists, always; 0 for none.
-        _ = root.property("TabLimit", UInt32(clamping: context.maximumTabCount), access: .readWrite) { value in
-            content.updateContext { $0.maximumTabCount = Int(value) }
-            return value
-        }
-        // EnforcedTextLength (extension): while limits are enforced, texts are cut to this many
-        // characters, the last an ellipsis; 0 for none. 1 would leave only the ellipsis.
-        _ = root.property("EnforcedTextLength", UInt32(clamping: context.enforcedTextLength), access: .readWrite) { value in
-            content.updateContext { $0.enforcedTextLength = Int(value) }
-            return value
-        }
-        // ActionLimit (extension): the most custom actions a row offers (a car's button count); 0 for none.
-        _ = root.property("ActionLimit", UInt32(clamping: context.maximumActionCount), access: .readWrite) { value in
-            content.updateContext { $0.maximumActionCount = Int(value) }
-            return value
-        }
+        count("EnforcedItemCount", \.enforcedContentItemsCount)
+        count("EnforcedTreeDepth", \.enforcedContentTreeDepth)
+        count("TabLimit", \.maximumTabCount)
+        count("EnforcedTextLength", \.enforcedTextLength)
+        count("ActionLimit", \.maximumActionCount)
         // CustomActions (extension): every action a row may offer, (identifier, title, icon URL or "").
         _ = root.property("CustomActions", content.customActions.map(ActionDescription.init), changes: .const)
         _ = root.property("NowPlayingIdentifiers", content.nowPlayingIdentifiers, changes: .none)
