@@ -1,6 +1,7 @@
 import DBusTestSupport
 import Foundation
 import ProcessTestSupport
+import TestMedia
 import Testing
 
 /// What desktop shells read of the player. GNOME Shell looks the player's `DesktopEntry` up
@@ -119,6 +120,46 @@ import Testing
             // Still up, still the daemon's proxy.
             #expect(processState(playerctld.pid).map { $0 != "Z" } == true)
             #expect(try await daemon.bus.run("playerctl", ["--player=playerctld", "status"]).stdout.trimmingSuffix() == "Paused")
+        }
+    }
+}
+
+/// Players in sandboxes: a process id is unique only within its PID namespace, and every
+/// Flatpak app can be pid 2, so two players can both be `.instance<pid>`.
+@Suite struct SandboxedInstanceTests {
+    @Test func daemonsWithTheSamePidEachGetANameOfTheirOwn() async throws {
+        let library = try await GeneratedLibrary.make(seconds: 2, formats: [.ogg])
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            _ = try await DaemonFixture.scan(library).check()
+            let first = try await DaemonFixture.start(on: bus, library: library, arguments: ["--no-scan"])
+            defer { first.process.kill() }
+            // Each in a PID namespace of its own, where it is pid 1; killed with its launcher.
+            var sandboxed: [DaemonFixture] = []
+            defer { for daemon in sandboxed { daemon.process.kill() } }
+            for index in 0..<2 {
+                let folder = library.folder.path + "/sandbox\(index)"
+                sandboxed.append(
+                    try await DaemonFixture.start(
+                        on: bus, library: library,
+                        arguments: ["--no-scan", "--cache-dir", folder + "/cache", "--state-dir", folder + "/state"],
+                        launcher: ["unshare", "--pid", "--fork", "--kill-child=SIGKILL"]))
+            }
+            let names = try await bus.run(
+                "dbus-send", ["--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.ListNames"])
+            let players = names.stdout.split(separator: "\"").map(String.init).filter { $0.hasPrefix(DaemonFixture.busName) }.sorted()
+            #expect(players.count == 3, "\(players)")
+            #expect(players.first == DaemonFixture.busName)
+            #expect(players.contains(DaemonFixture.busName + ".instance1"), "\(players)")
+            #expect(players.contains { $0.hasPrefix(DaemonFixture.busName + ".instance1_") }, "\(players)")
+            // Each name is a player that answers.
+            for player in players {
+                let identity = try await bus.run(
+                    "dbus-send",
+                    ["--print-reply", "--dest=\(player)", "/org/mpris/MediaPlayer2", "org.freedesktop.DBus.Properties.Get",
+                     "string:org.mpris.MediaPlayer2", "string:Identity"])
+                #expect(identity.stdout.contains("mpris-bridge"), "\(player): \(identity)")
+            }
         }
     }
 }

@@ -113,8 +113,11 @@ struct DaemonFixture: Sendable {
     ///
     /// The output is `fakesink` (no sound server needed) unless `arguments` name another
     /// `--audio-sink`; `environment` is added to the bus's (a sound server's variables, say).
+    /// `launcher` runs the daemon (`["unshare", "--pid", "--fork"]`, say): the daemon is its last argument but
+    /// the daemon's own.
     static func start(
-        on bus: PrivateBus, library: GeneratedLibrary, arguments: [String] = [], environment: [String: String] = [:]
+        on bus: PrivateBus, library: GeneratedLibrary, arguments: [String] = [], environment: [String: String] = [:],
+        launcher: [String] = []
     ) async throws -> DaemonFixture {
         let folder = library.folder.path
         let sink = arguments.contains("--audio-sink") ? [] : ["--audio-sink", "fakesink sync=true"]
@@ -122,7 +125,7 @@ struct DaemonFixture: Sendable {
         let process = try ChildProcess.spawn(
             "/bin/sh",
             [
-                "-c", "exec \"$0\" \"$@\" 2>&1", daemonExecutable, "--library", library.path, "--cache-dir",
+                "-c", "exec \"$0\" \"$@\" 2>&1"] + launcher + [daemonExecutable, "--library", library.path, "--cache-dir",
                 folder + "/cache", "--state-dir", folder + "/state",
             ] + sink + arguments,
             environment: bus.environment.merging(environment) { _, added in added })
