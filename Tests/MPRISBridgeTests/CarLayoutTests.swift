@@ -58,6 +58,9 @@ import Testing
             #expect(parked.longestList == 30)
             #expect(parked.longestTextCount == longTitle.count, "\(parked.longestTextValue)")
             #expect(parked.styles["Albums"] == ["grid", ""] && parked.styles["album"] == ["", "list"], "\(parked.styles)")
+            // MPRIS Playlists still lists the albums, from their tab's place in this layout.
+            let playlists = try await daemon.client("playlists")
+            #expect(playlists.first?.contains(" Album 0001|") == true, "\(playlists)")
 
             // The long album played: the Recent tab lists it first.
             let album = "album:Artist 0000\u{1F}" + longAlbum
