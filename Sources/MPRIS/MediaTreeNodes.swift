@@ -93,12 +93,14 @@ struct MediaTreeNodes: Sendable {
     ///
     /// - Parameter parent: the object path of the entry's parent when the caller knows it
     ///   (the rows of one listing share it, and escaping it again for each row was measurable).
-    /// - Parameter context: the manager's context, when the caller read it already (once per
-    ///   listing): while limits are enforced, texts are cut to its text length.
+    /// - Parameter shown: the manager's context and action offer, when the caller read them
+    ///   already (once per listing): while limits are enforced, texts are cut to the context's
+    ///   text length, and a row's actions are those offered.
     func properties(
-        of entry: ContentEntry, filter: Filter, parent: ObjectPath? = nil, context: PlayableContentManagerContext? = nil
+        of entry: ContentEntry, filter: Filter, parent: ObjectPath? = nil,
+        shown: (context: PlayableContentManagerContext, actions: ContentActionOffer)? = nil
     ) -> [DBusValue.DictionaryEntry] {
-        let context = context ?? content.context
+        let (context, offer) = shown ?? (content.context, content.actionOffer)
         func text(_ value: String) -> DBusValue { .string(context.fitted(value)) }
         var values: [DBusValue.DictionaryEntry] = []
         values.reserveCapacity(25)
@@ -161,7 +163,7 @@ struct MediaTreeNodes: Sendable {
         add("ResolutionAction", .string(item.problem?.resolution?.action ?? ""))
         add("ResolutionLabel", text(item.problem?.resolution?.label ?? ""))
         if filter.wants("Actions") {
-            add("Actions", .array(.string, content.offeredActions(of: item).map { .string($0) }))
+            add("Actions", .array(.string, offer.actions(of: item).map { .string($0) }))
         }
         return values
     }
@@ -456,14 +458,14 @@ struct MediaTreeNodes: Sendable {
     func dictionaries(_ entries: [ContentEntry], filter: Filter) -> DBusValue {
         // A listing's rows share their parent; a search's rows come from many.
         var parent: (path: ArraySlice<String>, objectPath: ObjectPath)?
-        let context = content.context
+        let shown = (content.context, content.actionOffer)
         return .array(
             .dictionary(key: .string, value: .variant),
             entries.map { entry in
                 let parentPath = entry.path.dropLast()
                 if parent?.path != parentPath { parent = (parentPath, objectPath(for: Array(parentPath))) }
                 return .dictionary(
-                    key: .string, value: .variant, properties(of: entry, filter: filter, parent: parent?.objectPath, context: context))
+                    key: .string, value: .variant, properties(of: entry, filter: filter, parent: parent?.objectPath, shown: shown))
             })
     }
 

@@ -963,12 +963,13 @@ public final class PlayableContentManager: Sendable {
 
     /// The actions a remote may offer on `item` now: those of its ``ContentItem/actions``
     /// that are declared in ``customActions``, at most the context's ``PlayableContentManagerContext/actionLimit``.
-    public func offeredActions(of item: ContentItem) -> [String] {
-        let (declared, limit) = state.withLock { state in
-            (Set(state.customActions.map(\.identifier)), state.context.actionLimit)
+    public func offeredActions(of item: ContentItem) -> [String] { actionOffer.actions(of: item) }
+
+    /// What decides the actions offered on a row now, read once for the rows of a listing.
+    public var actionOffer: ContentActionOffer {
+        state.withLock { state in
+            ContentActionOffer(declared: Set(state.customActions.map(\.identifier)), limit: state.context.actionLimit)
         }
-        let offered = item.actions.filter(declared.contains)
-        return limit.map { Array(offered.prefix($0)) } ?? offered
     }
 
     /// Asks the delegate to carry out `action` on the row at `path`; returns once it has.
@@ -1254,4 +1255,19 @@ public enum ContentChange: Sendable, Equatable {
     case nowPlayingChanged([[String]])
     /// The remote's context changed.
     case contextChanged(PlayableContentManagerContext)
+}
+
+/// The declared custom actions and the limit on how many a row offers, as they were when read
+/// (see ``PlayableContentManager/actionOffer``).
+public struct ContentActionOffer: Sendable {
+    let declared: Set<String>
+    let limit: Int?
+
+    /// The actions offered on `item`: those of its ``ContentItem/actions`` that are declared,
+    /// at most the limit.
+    public func actions(of item: ContentItem) -> [String] {
+        guard !item.actions.isEmpty else { return [] }
+        let offered = item.actions.filter(declared.contains)
+        return limit.map { Array(offered.prefix($0)) } ?? offered
+    }
 }

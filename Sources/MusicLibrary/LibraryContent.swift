@@ -115,6 +115,8 @@ public final class LibraryContent: PlayableContentDataSource {
 
     /// The tabs the root shows.
     public let layout: Layout
+    /// ``layout``'s tabs, kept: every read of the tree needs them.
+    private let tabs: [Tab]
 
     /// The custom actions every playable row offers (see ``ContentItem/actions``).
     public let rowActions: [String]
@@ -132,6 +134,9 @@ public final class LibraryContent: PlayableContentDataSource {
         var changedContainers: Set<String> = []
         /// The Recent tab's rows' identifiers, the latest first.
         var recent: [String] = []
+        /// Those of them the model has, as its rows: found again when either changes, since
+        /// every read of the tree needs them.
+        var recentRows: [Location] = []
     }
 
     /// The current snapshot and status; held only to copy them out.
@@ -164,6 +169,7 @@ public final class LibraryContent: PlayableContentDataSource {
         rowActions: [String] = []
     ) {
         self.layout = layout
+        self.tabs = layout.tabs
         self.rowActions = rowActions
         self.libraryName = libraryName
         self.artworkOf = artwork
@@ -189,6 +195,7 @@ public final class LibraryContent: PlayableContentDataSource {
         layout: Layout = .full, rowActions: [String] = []
     ) throws {
         self.layout = layout
+        self.tabs = layout.tabs
         self.rowActions = rowActions
         self.libraryName = libraryName
         self.artworkOf = artwork
@@ -292,6 +299,7 @@ public final class LibraryContent: PlayableContentDataSource {
         if recent.contains(where: { changed.contains($0) || after[$0] == nil }) { changed.insert(Tab.recent.identifier) }
         state.withLock { state in
             state.model = model
+            state.recentRows = Self.recentRows(state.recent, in: model)
             state.changedContainers.formUnion(changed)
             // The root's informative row depends on the status, which may have changed meanwhile.
             if state.status != status { state.changedContainers.insert("") }
@@ -328,16 +336,18 @@ public final class LibraryContent: PlayableContentDataSource {
 
     /// What the root and the Recent tab list in `state`.
     func rootRows(_ state: State) -> RootRows {
-        let model = state.model
-        return RootRows(
-            tabs: layout.tabs, informative: Self.showsInformative(model, state.status),
-            recent: state.recent.compactMap { identifier in
-                if let album = model.albumByIdentifier[identifier] { return .album(album) }
-                if let playlist = model.playlistByIdentifier[identifier] { return .playlist(playlist) }
-                if let artist = model.artistByIdentifier[identifier] { return .artist(artist) }
-                if let folder = model.folderByIdentifier[identifier], folder != 0 { return .folder(folder) }
-                return nil
-            })
+        RootRows(tabs: tabs, informative: Self.showsInformative(state.model, state.status), recent: state.recentRows)
+    }
+
+    /// The Recent tab's identifiers found in `model`, as rows of it.
+    static func recentRows(_ recent: [String], in model: LibraryContentModel) -> [Location] {
+        recent.compactMap { identifier in
+            if let album = model.albumByIdentifier[identifier] { return .album(album) }
+            if let playlist = model.playlistByIdentifier[identifier] { return .playlist(playlist) }
+            if let artist = model.artistByIdentifier[identifier] { return .artist(artist) }
+            if let folder = model.folderByIdentifier[identifier], folder != 0 { return .folder(folder) }
+            return nil
+        }
     }
 
     // MARK: Recently played
@@ -352,6 +362,7 @@ public final class LibraryContent: PlayableContentDataSource {
             let kept = Array(identifiers.prefix(Self.recentLimit))
             if kept != state.recent { state.changedContainers.insert(Tab.recent.identifier) }
             state.recent = kept
+            state.recentRows = Self.recentRows(kept, in: state.model)
         }
     }
 
@@ -383,6 +394,7 @@ public final class LibraryContent: PlayableContentDataSource {
             state.recent.removeAll { $0 == played }
             state.recent.insert(played, at: 0)
             if state.recent.count > Self.recentLimit { state.recent.removeLast(state.recent.count - Self.recentLimit) }
+            state.recentRows = Self.recentRows(state.recent, in: model)
             state.changedContainers.insert(Tab.recent.identifier)
             return state.recent
         }
@@ -434,6 +446,10 @@ public final class LibraryContent: PlayableContentDataSource {
         around location: Location, at indexPath: IndexPath, in model: LibraryContentModel, root: RootRows
     ) {
         guard let position = indexPath.last else { return }
+        switch location {
+        case .artist, .album: break
+        default: return
+        }
         // The row's position counts in its container's own order: the Artists and Albums tabs
         // and an artist list in the model's; the Recent tab does not.
         let parent = Location(indexPath.dropLast(), in: model, root: root)
@@ -469,7 +485,7 @@ public final class LibraryContent: PlayableContentDataSource {
 
     private func item(forIdentifier identifier: String) -> ContentItem? {
         let (model, status, _) = snapshot
-        if let tab = layout.tabs.first(where: { $0.identifier == identifier }) {
+        if let tab = tabs.first(where: { $0.identifier == identifier }) {
             return item(at: .tab(tab), in: model, status: status)
         }
         if identifier == Self.statusIdentifier {
