@@ -17,6 +17,7 @@ import Testing
         var longestText: [Text]
         var deepest: Int
         var styles: [String: [String]]
+        var trackHints: [String]
 
         enum Text: Decodable {
             case count(Int), text(String)
@@ -58,6 +59,8 @@ import Testing
             #expect(parked.longestList == 30)
             #expect(parked.longestTextCount == longTitle.count, "\(parked.longestTextValue)")
             #expect(parked.styles["Albums"] == ["grid", ""] && parked.styles["album"] == ["", "list"], "\(parked.styles)")
+            // A track's row carries only the hints it has: its actions.
+            #expect(parked.trackHints == ["Actions"])
             // MPRIS Playlists still lists the albums, from their tab's place in this layout.
             let playlists = try await daemon.client("playlists")
             #expect(playlists.first?.contains(" Album 0001|") == true, "\(playlists)")

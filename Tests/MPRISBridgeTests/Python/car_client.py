@@ -10,6 +10,7 @@ reading every property. Prints one JSON object:
   longestText    the longest text a row showed, in characters, and that text
   deepest        the deepest level that listed rows (the root's children are level 1)
   styles         per tab title: [BrowsableStyle, PlayableStyle]; and "album": the first album's
+  trackHints     the display hints any track row of a listing carried (rows leave out those they lack)
 """
 import json
 import sys
@@ -35,11 +36,13 @@ def children(path):
 
 
 dbus.Interface(node(root), PROPERTIES).Set(ROOT, "ContentLimitsEnforced", dbus.Boolean(mode == "drive", variant_level=1))
-result = {"longestList": 0, "longestText": [0, ""], "deepest": 0, "styles": {}}
+result = {"longestList": 0, "longestText": [0, ""], "deepest": 0, "styles": {}, "trackHints": []}
+HINTS = ("BrowsableStyle", "PlayableStyle", "GroupTitle", "CompletionStatus", "ErrorCode", "ResolutionAction",
+         "ResolutionLabel", "Actions")
 tabs = [row for row in children(root) if row["Container"]]
 result["tabs"] = [str(tab["DisplayName"]) for tab in tabs]
 for tab in tabs:
-    result["styles"][str(tab["DisplayName"])] = [str(tab["BrowsableStyle"]), str(tab["PlayableStyle"])]
+    result["styles"][str(tab["DisplayName"])] = [str(tab.get("BrowsableStyle", "")), str(tab.get("PlayableStyle", ""))]
 
 pending = [(str(tab["Path"]), 1) for tab in tabs]
 seen = 0
@@ -57,8 +60,10 @@ while pending and seen < 2000:
             text = str(row.get(name, ""))
             if len(text) > result["longestText"][0]:
                 result["longestText"] = [len(text), text]
+        if not row["Container"]:
+            result["trackHints"] = sorted(set(result["trackHints"]) | {name for name in HINTS if name in row})
         if row["Container"]:
             if "album" not in result["styles"] and row["Identifier"].startswith("album:"):
-                result["styles"]["album"] = [str(row["BrowsableStyle"]), str(row["PlayableStyle"])]
+                result["styles"]["album"] = [str(row.get("BrowsableStyle", "")), str(row.get("PlayableStyle", ""))]
             pending.append((str(row["Path"]), depth + 1))
 print(json.dumps(result))
