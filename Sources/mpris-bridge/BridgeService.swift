@@ -369,21 +369,28 @@ struct BridgeService: Service {
         manager.customActions = ContentPlayer.actions
         manager.dataSource = content
         // The playing track's rows are marked in every tab, as the queue moves on.
-        // What starts playing goes first in the Recent tab, saved beside the queue.
-        nowPlaying.observe { [store] update in
+        // What starts playing goes first in the Recent tab, saved beside the queue. Showing it
+        // reads rows from the index, so it is done on a task of its own, in order, never in the
+        // player's command sequence that publishes the change.
+        let (played, playedContinuation) = AsyncStream.makeStream(of: [String].self, bufferingPolicy: .bufferingNewest(16))
+        Task { [store] in
+            for await identifiers in played {
+                manager.beginUpdates()
+                let recent = content.notePlayed(identifiers)
+                manager.endUpdates()
+                if let recent, let json = try? JSONEncoder().encode(recent) {
+                    store.saveSetting(Self.recentKey, String(decoding: json, as: UTF8.self))
+                }
+            }
+        }
+        nowPlaying.observe { update in
             let newItem = update.previous?.identifier != update.current?.identifier
             let starts =
                 update.current?.playbackState == .playing && (newItem || update.previous?.playbackState != .playing)
             guard newItem || starts else { return }
             let identifiers = delegate.nowPlaying(queueIdentifier: update.current?.identifier)
             if newItem { manager.nowPlayingIdentifiers = identifiers }
-            guard starts else { return }
-            manager.beginUpdates()
-            let recent = content.notePlayed(identifiers)
-            manager.endUpdates()
-            if let recent, let json = try? JSONEncoder().encode(recent) {
-                store.saveSetting(Self.recentKey, String(decoding: json, as: UTF8.self))
-            }
+            if starts { playedContinuation.yield(identifiers) }
         }
         let service = try MediaTreeService(
             name: settings.playerName, displayName: "mpris-bridge: \(settings.library)", content: manager,

@@ -32,6 +32,10 @@ final class StateStore: Sendable {
     var path: String { writes.path }
     private let pending: AsyncStream<PlayerSnapshot>.Continuation
     private let writer: Task<Void, Never>
+    /// Settings not written yet, the newest value per key: a burst of changes writes each once.
+    private let pendingSettings = PendingSettings()
+    private let settingsChanged: AsyncStream<Void>.Continuation
+    private let settingsWriter: Task<Void, Never>
     private let writes: Writes
     /// Where the writes run: each is synced to the disk, which blocks its thread, so never on
     /// one of those Swift's tasks share.
@@ -45,6 +49,14 @@ final class StateStore: Sendable {
         writer = Task(executorPreference: writingThread) {
             for await snapshot in stream { writes.write(snapshot) }
         }
+        let (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        settingsChanged = changed
+        let pendingSettings = self.pendingSettings
+        settingsWriter = Task(executorPreference: writingThread) {
+            for await _ in changes {
+                for (key, value) in pendingSettings.take() { writes.writeSetting(key, value) }
+            }
+        }
     }
 
     /// The saved state, or nil when there is none or it cannot be read (said in the log).
@@ -57,21 +69,43 @@ final class StateStore: Sendable {
     /// A setting saved with ``saveSetting(_:_:)``, or nil (never saved, or unreadable).
     func setting(_ key: String) -> String? { writes.setting(key) }
 
-    /// Saves a setting (nil removes it) soon, on the writing thread; a failure is said in the log.
+    /// Saves a setting (nil removes it) soon, on the writing thread, in order with the other
+    /// settings and before ``close(with:)`` returns; a failure is said in the log.
     func saveSetting(_ key: String, _ value: String?) {
-        let writes = self.writes
-        Task(executorPreference: writingThread) { writes.writeSetting(key, value) }
+        pendingSettings.set(key, value)
+        settingsChanged.yield()
     }
 
-    /// Writes `snapshot` now, after any pending save, stops the writer and closes the database.
+    /// Writes `snapshot` now, after any pending save and setting, stops the writers and closes
+    /// the database.
     func close(with snapshot: PlayerSnapshot) async {
         pending.finish()
+        settingsChanged.finish()
         await writer.value
+        await settingsWriter.value
         let writes = self.writes
+        let pendingSettings = self.pendingSettings
         await Task(executorPreference: writingThread) {
+            // Saved after the settings writer's last turn.
+            for (key, value) in pendingSettings.take() { writes.writeSetting(key, value) }
             writes.write(snapshot)
             writes.closeDatabase()
         }.value
+    }
+}
+
+/// Settings saved but not written yet: the newest value per key (nil: remove it).
+private final class PendingSettings: Sendable {
+    private let values = Mutex<[String: String?]>([:])
+
+    func set(_ key: String, _ value: String?) { values.withLock { $0[key] = .some(value) } }
+
+    /// The settings not written yet, no longer pending.
+    func take() -> [String: String?] {
+        values.withLock { values in
+            defer { values = [:] }
+            return values
+        }
     }
 }
 

@@ -65,10 +65,16 @@ import Testing
             let playlists = try await daemon.client("playlists")
             #expect(playlists.first?.contains(" Album 0001|") == true, "\(playlists)")
 
-            // The long album played: the Recent tab lists it first.
+            // The long album played: the Recent tab lists it first, and says so with Updated.
+            let recentTab = try daemon.bus.spawn(
+                "gdbus",
+                ["monitor", "--session", "--dest", MediaTreeDaemonTests.treeName, "--object-path", MediaTreeDaemonTests.root + "/recent"])
+            defer { recentTab.kill() }
+            _ = try await recentTab.waitForLine(timeout: .seconds(10)) { $0.hasPrefix("Monitoring signals") }
             let album = "album:Artist 0000\u{1F}" + longAlbum
             let played = try await MediaTreeDaemonTests.headUnit(daemon, ["play", MediaTreeDaemonTests.path("albums", album)])
             #expect(played[0].hasPrefix("played"), "\(played)")
+            _ = try await recentTab.waitForLine(timeout: .seconds(10)) { $0.contains("MediaContainer2.Updated") }
 
             let driving = try await Self.browse(daemon, driving: true)
             #expect(driving.tabs.count <= 4)
