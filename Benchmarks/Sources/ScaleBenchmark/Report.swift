@@ -184,24 +184,24 @@ struct ScaleReport {
                 goal: Goal(limit: ScaleGoals.sortedFirstPageMilliseconds)),
             ReportRow(
                 key: "sortedPageMedianMilliseconds", label: "ListItemsEx sorted, next pages median",
-                value: milliseconds(SortedFigures.median(figures.sorted.pageLater)), unit: "ms", digits: 2,
+                value: milliseconds(medianOf(figures.sorted.pageLater)), unit: "ms", digits: 2,
                 goal: Goal(limit: ScaleGoals.sortedPageMedianMilliseconds)),
             ReportRow(
                 key: "sortedIndexFieldsFirstMilliseconds", label: "  by date and number, first page",
                 value: milliseconds(figures.sorted.indexFieldsFirst), unit: "ms", digits: 1),
             ReportRow(
                 key: "sortedIndexFieldsMedianMilliseconds", label: "  by date and number, next pages median",
-                value: milliseconds(SortedFigures.median(figures.sorted.indexFieldsLater)), unit: "ms", digits: 2),
+                value: milliseconds(medianOf(figures.sorted.indexFieldsLater)), unit: "ms", digits: 2),
             ReportRow(
                 key: "sortedSearchFirstMilliseconds", label: "SearchObjectsEx sorted, first call",
                 value: milliseconds(figures.sorted.searchFirst), unit: "ms", digits: 1),
             ReportRow(
                 key: "sortedSearchMedianMilliseconds", label: "SearchObjectsEx sorted, median",
-                value: milliseconds(SortedFigures.median(figures.sorted.searchLater)), unit: "ms", digits: 1,
+                value: milliseconds(medianOf(figures.sorted.searchLater)), unit: "ms", digits: 1,
                 goal: Goal(limit: ScaleGoals.sortedSearchMedianMilliseconds)),
             ReportRow(
                 key: "sortedEverythingMedianMilliseconds", label: "SearchObjectsEx(*) sorted, median",
-                value: milliseconds(SortedFigures.median(figures.sorted.everything)), unit: "ms", digits: 1),
+                value: milliseconds(medianOf(figures.sorted.everything)), unit: "ms", digits: 1),
             ReportRow(
                 key: "afterSortingMegabytes", label: "RSS after the sorted calls",
                 value: megabytes(figures.sorted.afterSorting), unit: "MB", digits: 1,

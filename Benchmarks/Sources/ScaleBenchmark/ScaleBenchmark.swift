@@ -31,7 +31,7 @@ struct WalkFigures: Sendable {
     /// Rows still marked `Loading` (a container not built yet answers with one).
     var loadingRows = 0
 
-    var medianPage: UInt64 { pages.sorted()[(pages.count - 1) / 2] }
+    var medianPage: UInt64 { medianOf(pages) }
     var worstPage: UInt64 { pages.max() ?? 0 }
 }
 
@@ -49,13 +49,16 @@ struct LeanWalkFigures: Sendable {
 }
 
 /// `SearchObjects` on the root, a page of 100 results.
+/// The median of round trips (the lower middle one of an even count); 0 when there are none.
+func medianOf(_ values: [UInt64]) -> UInt64 { values.isEmpty ? 0 : values.sorted()[(values.count - 1) / 2] }
+
 struct SearchFigures: Sendable {
     var query = ""
     var first: UInt64 = 0
     /// The calls after the first.
     var later: [UInt64] = []
     var rows = 0
-    var median: UInt64 { later.isEmpty ? first : later.sorted()[(later.count - 1) / 2] }
+    var median: UInt64 { later.isEmpty ? first : medianOf(later) }
 }
 
 /// dLeyna's sorted listings and counted search (the MediaContainer2 `…Ex` methods), as GENIVI's
@@ -84,8 +87,6 @@ struct SortedFigures: Sendable {
     var everythingTotal = 0
     /// Memory once every sorted call was answered.
     var afterSorting: ResidentMemory?
-
-    static func median(_ values: [UInt64]) -> UInt64 { values.isEmpty ? 0 : values.sorted()[(values.count - 1) / 2] }
 }
 
 /// 1,000 files renamed into the library and out again.
