@@ -137,6 +137,8 @@ public enum ContentComparison: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// Text folded for comparison: lowercased, so “abba” finds “ABBA”.
-    static func folded(_ text: String) -> String { text.lowercased() }
+    /// Text folded for comparison and sorting: lowercased, so “abba” finds “ABBA”. A data source
+    /// that compares or orders texts itself folds them with this, to agree with
+    /// ``ContentQuery/matches(_:)`` and ``ContentSort``.
+    public static func folded(_ text: String) -> String { text.lowercased() }
 }

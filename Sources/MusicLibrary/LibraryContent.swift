@@ -341,13 +341,17 @@ public final class LibraryContent: PlayableContentDataSource {
 
     /// The Recent tab's identifiers found in `model`, as rows of it.
     static func recentRows(_ recent: [String], in model: LibraryContentModel) -> [Location] {
-        recent.compactMap { identifier in
-            if let album = model.albumByIdentifier[identifier] { return .album(album) }
-            if let playlist = model.playlistByIdentifier[identifier] { return .playlist(playlist) }
-            if let artist = model.artistByIdentifier[identifier] { return .artist(artist) }
-            if let folder = model.folderByIdentifier[identifier], folder != 0 { return .folder(folder) }
-            return nil
-        }
+        recent.compactMap { recentRow($0, in: model) }
+    }
+
+    /// The row `identifier` names when it is a container the Recent tab can list (an album, a
+    /// playlist, an artist, a folder below the library's), else nil.
+    static func recentRow(_ identifier: String, in model: LibraryContentModel) -> Location? {
+        if let album = model.albumByIdentifier[identifier] { return .album(album) }
+        if let playlist = model.playlistByIdentifier[identifier] { return .playlist(playlist) }
+        if let artist = model.artistByIdentifier[identifier] { return .artist(artist) }
+        if let folder = model.folderByIdentifier[identifier], folder != 0 { return .folder(folder) }
+        return nil
     }
 
     // MARK: Recently played
@@ -376,15 +380,7 @@ public final class LibraryContent: PlayableContentDataSource {
     public func notePlayed(_ nowPlaying: [String]) -> [String]? {
         state.withLock { state -> [String]? in
             let model = state.model
-            var played: String?
-            for identifier in nowPlaying where played == nil {
-                if model.albumByIdentifier[identifier] != nil || model.playlistByIdentifier[identifier] != nil
-                    || model.artistByIdentifier[identifier] != nil
-                    || model.folderByIdentifier[identifier].map({ $0 != 0 }) == true
-                {
-                    played = identifier
-                }
-            }
+            var played = nowPlaying.first { Self.recentRow($0, in: model) != nil }
             if played == nil, let row = nowPlaying.last, row.hasPrefix("track:"),
                 let track = model.rows.index(ofID: String(row.dropFirst("track:".count)))
             {

@@ -274,7 +274,7 @@ private struct Needle {
     let endsCharacterBeforeASCII: Bool
 
     init(_ value: String) {
-        text = value.lowercased()
+        text = ContentComparison.folded(value)
         utf8 = FoldedTextTable.foldedUTF8(value)
         comparesAsBytes = FoldedTextTable.comparesAsBytes(utf8)
         let characters = text.count
@@ -320,7 +320,7 @@ private struct CompiledQuery {
         case .and(let left, let right): node = .and(add(left), add(right))
         case .or(let left, let right): node = .or(add(left), add(right))
         case .compare(.kind, let comparison, let value):
-            let value = value.lowercased()
+            let value = ContentComparison.folded(value)
             node = .kind(["container", "music", "audio"].map { Self.holds(comparison, $0, value) })
         case .exists(.kind, let present):
             node = .kind([present, present, present])

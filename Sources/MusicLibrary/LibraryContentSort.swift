@@ -133,9 +133,9 @@ final class LibrarySortKeys: Sendable {
         var numbers = [Int32](repeating: Self.missing, count: rows.count)
         func take(_ index: Int, _ text: String?, _ number: Int64?) {
             switch field {
-            case .date: texts[index] = text.flatMap { $0.isEmpty ? nil : ContentComparison.foldedForSorting($0) }
+            case .date: texts[index] = text.flatMap { $0.isEmpty ? nil : ContentComparison.folded($0) }
             case .genre:
-                texts[index] = LibraryContentModel.line(LibraryIndex.split(text)).map(ContentComparison.foldedForSorting)
+                texts[index] = LibraryContentModel.line(LibraryIndex.split(text)).map(ContentComparison.folded)
             case .trackNumber: numbers[index] = number.map { Int32(clamping: $0) }.map { min($0, Self.missing - 1) } ?? Self.missing
             case .duration:
                 numbers[index] = number.map { Int32(clamping: $0 / 1_000_000_000) }.map { min($0, Self.missing - 1) } ?? Self.missing
@@ -185,11 +185,6 @@ extension Location {
     }
 }
 
-extension ContentComparison {
-    /// Text folded as ``ContentSort`` compares it.
-    static func foldedForSorting(_ text: String) -> String { text.lowercased() }
-}
-
 /// The sort keys of a model's rows for one sort (see ``LibrarySortKeys``).
 struct RowKeys {
     let model: LibraryContentModel
@@ -202,7 +197,6 @@ struct RowKeys {
     /// The key of `location`'s row for `field`; ``LibrarySortKeys/missing`` when it has no
     /// value, nil for a row that has no keys (the root, a tab, the informative row).
     func key(_ field: ContentField, of location: Location) -> Int32? {
-        func text(_ id: Int) -> Int32 { id == LibraryContentModel.noText ? Self.missing : textRanks[id] }
         // `kind` by name: audio, container, music.
         let container: Int32 = 1
         switch location {
@@ -219,7 +213,7 @@ struct RowKeys {
             switch field {
             case .title, .album: return text(album.text)
             case .artist: return text(model.artists[album.artist].text)
-            case .date: return album.date.flatMap { dateRanks[ContentComparison.foldedForSorting($0)] } ?? Self.missing
+            case .date: return album.date.flatMap { dateRanks[ContentComparison.folded($0)] } ?? Self.missing
             case .kind: return container
             default: return Self.missing
             }
@@ -241,7 +235,6 @@ struct RowKeys {
 
     private func trackKey(_ field: ContentField, _ track: Int) -> Int32 {
         let place = model.places[track]
-        func text(_ id: Int) -> Int32 { id == LibraryContentModel.noText ? Self.missing : textRanks[id] }
         switch field {
         case .title: return text(place.title)
         case .artist: return text(place.artist)
@@ -250,6 +243,9 @@ struct RowKeys {
         default: return TrackSortField(field).flatMap { tracks[$0]?[track] } ?? Self.missing
         }
     }
+
+    /// Text `id`'s key: its rank, or ``LibrarySortKeys/missing`` for no text.
+    private func text(_ id: Int) -> Int32 { id == LibraryContentModel.noText ? Self.missing : textRanks[id] }
 
     /// `count` rows in `sort`'s order: their positions, sorted, ties in their given order.
     /// `keyAt(row, key)` is the row's key for `sort.keys[key]`.

@@ -334,18 +334,18 @@ struct BridgeService: Service {
     ) async throws -> PublishedTree {
         let artwork: @Sendable (Track) -> MediaItemArtwork? = { items.artwork(for: $0) }
         let progress: @Sendable (Track) -> Double? = { resumePoints.progress(of: $0) }
+        let rowActions = ContentPlayer.actions.map(\.identifier)
         let content: LibraryContent
         do {
             content = try LibraryContent(
                 library: library, libraryName: settings.library, artwork: artwork, resumePolicy: settings.resumePolicy,
-                playbackProgress: progress, layout: settings.treeLayout,
-                rowActions: ContentPlayer.actions.map(\.identifier))
+                playbackProgress: progress, layout: settings.treeLayout, rowActions: rowActions)
         } catch {
             logger.warning("\(error); the media tree is empty until a rescan can read the index")
             content = LibraryContent(
                 tracks: [], playlists: [], libraryName: settings.library, artwork: artwork,
                 resumePolicy: settings.resumePolicy, playbackProgress: progress, layout: settings.treeLayout,
-                rowActions: ContentPlayer.actions.map(\.identifier))
+                rowActions: rowActions)
         }
         if let saved = store.setting(Self.recentKey), let recent = try? JSONDecoder().decode([String].self, from: Data(saved.utf8)) {
             content.setRecentlyPlayed(recent)
