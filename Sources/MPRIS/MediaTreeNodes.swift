@@ -212,6 +212,8 @@ struct MediaTreeNodes: Sendable {
 
     static let listArguments = [Argument("Offset", .uint32), Argument("Max", .uint32), Argument("Filter", .array(.string))]
     static let listResult = [Argument("Children", .array(.dictionary(key: .string, value: .variant)))]
+    /// dLeyna's sort order of the `…Ex` methods (see ``SortCriteria``).
+    static let sortByArgument = Argument("SortBy", .string)
 
     /// The interfaces every node serves, declared once for the whole tree: their properties
     /// are read for the node a client asks about, and their methods find the node from the
@@ -239,7 +241,7 @@ struct MediaTreeNodes: Sendable {
                 MediaTreeNodes.container,
                 [("ChildCount", .uint32), ("ItemCount", .uint32), ("ContainerCount", .uint32), ("Searchable", .boolean)])
             nodes.addListing(to: container)
-            nodes.addSortedListing(to: container)
+            nodes.addSortedSearch(to: container)
             _ = container.signal("Updated")
             item = declare(
                 MediaTreeNodes.item,
@@ -322,7 +324,7 @@ struct MediaTreeNodes: Sendable {
         }
     }
 
-    fileprivate func addListing(to container: Interface) {
+    func addListing(to container: Interface) {
         let content = self.content
         let nodes = self
         // MediaServer2's ListChildren / ListContainers / ListItems(Offset, Max, Filter): the
@@ -330,15 +332,22 @@ struct MediaTreeNodes: Sendable {
         // tree caps at `maximumRows`), each with the properties Filter names (`*`: all, unknown
         // names skipped). An informative or loading row answers as an empty container. A
         // container still loading past its deadline lists what it has, then a loading row.
+        // dLeyna's ListChildrenEx / ListContainersEx / ListItemsEx(Offset, Max, Filter, SortBy)
+        // are the same listings in SortBy's order (informative rows still first, content limits
+        // capping the sorted rows); a bad SortBy is InvalidArgs, checked first.
         for (name, kind) in [("ListChildren", ContentListingKind.all), ("ListContainers", .containers), ("ListItems", .items)] {
-            container.method(MemberName(stringLiteral: name), inputs: Self.listArguments, outputs: Self.listResult) { body in
-                let (offset, maximum, filter) = try Self.window(body, from: 0)
-                let (path, listsChildren) = try nodes.calledNode()
-                guard listsChildren else { return [nodes.dictionaries([], filter: filter)] }
-                let listing = try await contentCall("list the children") {
-                    try await content.listChildren(of: path, kind: kind, offset: offset, maximum: maximum)
+            for sorted in [false, true] {
+                let inputs = Self.listArguments + (sorted ? [Self.sortByArgument] : [])
+                container.method(MemberName(stringLiteral: sorted ? name + "Ex" : name), inputs: inputs, outputs: Self.listResult) { body in
+                    let (offset, maximum, filter) = try Self.window(body, from: 0)
+                    let sort = sorted ? try Self.sortOrder(body[3]) : .natural
+                    let (path, listsChildren) = try nodes.calledNode()
+                    guard listsChildren else { return [nodes.dictionaries([], filter: filter)] }
+                    let listing = try await contentCall("list the children") {
+                        try await content.listChildren(of: path, kind: kind, sortedBy: sort, offset: offset, maximum: maximum)
+                    }
+                    return [nodes.dictionaries(listing.entries, filter: filter)]
                 }
-                return [nodes.dictionaries(listing.entries, filter: filter)]
             }
         }
         // SearchObjects(Query, Offset, Max, Filter): the objects below the container that match

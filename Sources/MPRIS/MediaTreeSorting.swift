@@ -52,41 +52,22 @@ enum SortCriteria {
 }
 
 extension MediaTreeNodes {
-    /// The sorted listings and the counted search dLeyna-server adds to MediaServer2's
-    /// containers, which GENIVI's media manager (and other dLeyna clients in car stacks) call.
-    func addSortedListing(to container: Interface) {
+    /// The counted search dLeyna-server adds to MediaServer2's containers, which GENIVI's
+    /// media manager (and other dLeyna clients in car stacks) call; its sorted listings are
+    /// the listings' own (``addListing(to:)``).
+    func addSortedSearch(to container: Interface) {
         let content = self.content
         let nodes = self
-        let sortArgument = Argument("SortBy", .string)
-        // ListChildrenEx / ListContainersEx / ListItemsEx(Offset, Max, Filter, SortBy): as the
-        // listings without Ex, the rows in SortBy's order (informative rows still first, content
-        // limits capping the sorted rows). A bad SortBy is InvalidArgs, checked first.
-        for (name, kind) in [
-            ("ListChildrenEx", ContentListingKind.all), ("ListContainersEx", .containers), ("ListItemsEx", .items),
-        ] {
-            container.method(
-                MemberName(stringLiteral: name), inputs: Self.listArguments + [sortArgument], outputs: Self.listResult
-            ) { body in
-                let (offset, maximum, filter) = try Self.window(body, from: 0)
-                let sort = try Self.sort(body[3])
-                let (path, listsChildren) = try nodes.calledNode()
-                guard listsChildren else { return [nodes.dictionaries([], filter: filter)] }
-                let listing = try await contentCall("list the children") {
-                    try await content.listChildren(of: path, kind: kind, sortedBy: sort, offset: offset, maximum: maximum)
-                }
-                return [nodes.dictionaries(listing.entries, filter: filter)]
-            }
-        }
         // SearchObjectsEx(Query, Offset, Max, Filter, SortBy) -> (Result, TotalItems): as
         // SearchObjects, sorted, with the number of matches in all (not only this page), which
         // a head unit shows and sizes its scroll bar by.
         container.method(
-            "SearchObjectsEx", inputs: [Argument("Query", .string)] + Self.listArguments + [sortArgument],
+            "SearchObjectsEx", inputs: [Argument("Query", .string)] + Self.listArguments + [Self.sortByArgument],
             outputs: Self.listResult + [Argument("TotalItems", .uint32)]
         ) { body in
             guard case .string(let text) = body[0] else { return [] }
             let (offset, maximum, filter) = try Self.window(body, from: 1)
-            let sort = try Self.sort(body[4])
+            let sort = try Self.sortOrder(body[4])
             let query: ContentQuery
             do throws(ContentError) { query = try SearchCriteria.parse(text) } catch { throw error.dbusError }
             let (path, listsChildren) = try nodes.calledNode()
@@ -106,7 +87,8 @@ extension MediaTreeNodes {
         _ = root.property("SearchCaps", content.supportsSearch ? SearchCriteria.searchableProperties : [], changes: .const)
     }
 
-    private static func sort(_ value: DBusValue) throws -> ContentSort {
+    /// The order a `SortBy` argument names; InvalidArgs when it is malformed.
+    static func sortOrder(_ value: DBusValue) throws -> ContentSort {
         guard case .string(let text) = value else { throw DBusError(.invalidArgs, "Expected SortBy") }
         do throws(ContentError) { return try SortCriteria.parse(text) } catch { throw error.dbusError }
     }
