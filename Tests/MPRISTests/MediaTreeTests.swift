@@ -401,6 +401,40 @@ import Testing
         }
     }
 
+    /// A car's display hints pass from the app's items to the tree as they are: styles for a
+    /// container's children, a row's heading, a typed problem and its way out. A listing's row
+    /// carries only the hints it has; reading the node gives every one.
+    @Test func displayHintsReachTheTreeAndListingsCarryOnlyThoseARowHas() async throws {
+        var shelf = TestNode.container(
+            "shelf", "Shelf", playable: false,
+            [
+                TestNode(
+                    item: .informative(
+                        identifier: "signin", title: "Sign in to see more",
+                        problem: ContentProblem(
+                            .authenticationRequired, resolution: ContentProblem.Resolution(action: "SignIn", label: "Sign in"))),
+                    children: []),
+                .track("t1", "One"),
+            ])
+        shelf.item.browsableChildrenStyle = .categoryGrid
+        shelf.item.playableChildrenStyle = .list
+        shelf.children[1].item.groupTitle = "Songs"
+        try await withMediaTree([shelf]) { tree in
+            let node = "org.mprisbridge.MediaNode1"
+            let lines = try await tree.client(
+                ["get", F.path("shelf"), node, "BrowsableStyle"], ["get", F.path("shelf"), node, "PlayableStyle"],
+                ["get", F.path("shelf", "signin"), node, "ErrorCode"], ["get", F.path("shelf", "signin"), node, "ResolutionAction"],
+                ["get", F.path("shelf", "signin"), node, "ResolutionLabel"], ["get", F.path("shelf", "t1"), node, "GroupTitle"],
+                ["get", F.path("shelf", "t1"), node, "ErrorCode"],
+                ["list", F.path("shelf"), "0", "0", "children", "GroupTitle,ErrorCode,ResolutionAction,BrowsableStyle,DisplayName"])
+            #expect(Array(lines[0...6]) == [
+                "String category-grid", "String list", "String authentication-required", "String SignIn",
+                "String Sign in", "String Songs", "String ",
+            ])
+            #expect(lines[7] == "DisplayName,ErrorCode,ResolutionAction DisplayName,GroupTitle", "\(lines[7])")
+        }
+    }
+
     @Test func theTreeServesExactlyTheContractInDBusFolder() async throws {
         try await withMediaTree { tree in
             func check(_ path: String, _ files: [String]) async throws -> ProcessOutput {
