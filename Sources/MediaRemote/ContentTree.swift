@@ -10,19 +10,30 @@
 /// path to a node stays valid across reloads while the identifiers do.
 ///
 /// A plain value guarded by the manager's lock; it never calls the data source.
+///
+/// **Ids.** A node is named by a ``NodeID``: a slot and the generation the slot had when the
+/// node was put there. A removed node's slot is given to a later node under a new generation,
+/// so an id kept past the step that found it can never name another node: ``exists(_:)`` is
+/// false for it, and ``node(_:)`` answers nil.
 struct ContentTree {
+    /// A node's name, valid while the node is in the tree (see the type's discussion).
+    struct NodeID: Hashable, Sendable {
+        fileprivate var slot: Int
+        fileprivate var generation: UInt32
+    }
+
     struct Node {
         /// `nil` for the root.
         var item: ContentItem?
         /// Unique among siblings: the identifier, with a suffix for a repeated one.
         var key: String
-        var parent: Int?
+        var parent: NodeID?
         /// Where the data source has it among its siblings.
         var sourceIndex: Int
         var depth: Int
         /// Children in the data source's order; `nil` until the container is read.
-        var children: [Int]?
-        var childByKey: [String: Int] = [:]
+        var children: [NodeID]?
+        var childByKey: [String: NodeID] = [:]
         var informativeCount = 0
         /// Children that open as containers to a media server: containers and informative rows.
         var containerCount = 0
@@ -51,27 +62,54 @@ struct ContentTree {
         var pagesContainers = false
     }
 
-    static let rootID = 0
+    static let rootID = NodeID(slot: 0, generation: 0)
     /// The key of the row standing for children still loading.
     static let loadingKey = "\u{0}loading"
 
-    private(set) var nodes: [Node?] = [Node(item: nil, key: "", parent: nil, sourceIndex: 0, depth: 0)]
-    private var freeIDs: [Int] = []
+    /// A node's slot: the node, and the generation of the id that names it.
+    private struct Slot {
+        var node: Node?
+        var generation: UInt32
+    }
+
+    private var slots: [Slot] = [Slot(node: Node(item: nil, key: "", parent: nil, sourceIndex: 0, depth: 0), generation: 0)]
+    private var freeSlots: [Int] = []
     /// Nodes in the tree: the root and every row read.
     private(set) var liveCount = 1
     private var useClock: UInt64 = 0
     /// The stamp of the last ``touch(_:)``: the nodes on the way to what was reached last.
     var latestUse: UInt64 { useClock }
 
-    subscript(id: Int) -> Node {
-        get { nodes[id]! }
-        set { nodes[id] = newValue }
+    /// The node `id` names. Only for an id known to be in the tree in this step (found by a
+    /// lookup or a walk of the tree in it); ``node(_:)`` checks.
+    subscript(id: NodeID) -> Node {
+        get {
+            guard let node = node(id) else { preconditionFailure("a node id used after its node was removed") }
+            return node
+        }
+        set {
+            precondition(exists(id), "a node id used after its node was removed")
+            slots[id.slot].node = newValue
+        }
     }
 
-    func exists(_ id: Int) -> Bool { id < nodes.count && nodes[id] != nil }
+    /// The node `id` names, or nil when it was removed (its slot may hold another node now).
+    func node(_ id: NodeID) -> Node? {
+        guard id.slot < slots.count, slots[id.slot].generation == id.generation else { return nil }
+        return slots[id.slot].node
+    }
+
+    func exists(_ id: NodeID) -> Bool { node(id) != nil }
+
+    /// Every node in the tree with its id, in no particular order.
+    var allNodes: some Sequence<(id: NodeID, node: Node)> {
+        slots.lazy.enumerated().compactMap { slot, entry in
+            entry.node.map { (NodeID(slot: slot, generation: entry.generation), $0) }
+        }
+    }
 
     /// The node at `path` (keys from the root), among what has been read.
-    func resolve(_ path: some Collection<String>) -> (found: Int?, deepestRead: Int, remaining: Int) {
+    func resolve(_ path: some Collection<String>) -> (found: NodeID?, deepestRead: NodeID, remaining: Int) {
         var id = Self.rootID
         var remaining = path.count
         for key in path {
@@ -85,9 +123,9 @@ struct ContentTree {
 
     /// Marks `id` and the nodes above it as used now: a parent is never less recently used
     /// than its children, so forgetting the least recently used forgets leaves first.
-    mutating func touch(_ id: Int) {
+    mutating func touch(_ id: NodeID) {
         useClock += 1
-        var current: Int? = id
+        var current: NodeID? = id
         while let node = current, exists(node) {
             self[node].lastUse = useClock
             current = self[node].parent
@@ -125,14 +163,14 @@ struct ContentTree {
     }
 
     /// The fingerprint of the rows cached for container `id`.
-    func fingerprint(of id: Int) -> Int {
+    func fingerprint(of id: NodeID) -> Int {
         let children = self[id].children ?? []
         return Self.fingerprint(
             keys: children.map { self[$0].key }, items: children.map { self[$0].item! },
             displaysProgress: self[id].displaysProgress)
     }
 
-    func path(of id: Int) -> [String] {
+    func path(of id: NodeID) -> [String] {
         var keys: [String] = []
         var current = id
         while let parent = self[current].parent {
@@ -142,7 +180,7 @@ struct ContentTree {
         return keys.reversed()
     }
 
-    func indexPath(of id: Int) -> IndexPath {
+    func indexPath(of id: NodeID) -> IndexPath {
         var indexes: [Int] = []
         var current = id
         while let parent = self[current].parent {
@@ -153,7 +191,7 @@ struct ContentTree {
     }
 
     /// The child of `id` the data source has at `sourceIndex`.
-    func child(of id: Int, atSourceIndex sourceIndex: Int) -> Int? {
+    func child(of id: NodeID, atSourceIndex sourceIndex: Int) -> NodeID? {
         guard let children = self[id].children else { return nil }
         var low = 0
         var high = children.count
@@ -167,7 +205,7 @@ struct ContentTree {
     }
 
     /// The children of `id` in listing order: informative rows first, then the data source's order.
-    func listingOrder(of id: Int) -> [Int] {
+    func listingOrder(of id: NodeID) -> [NodeID] {
         let node = self[id]
         guard let children = node.children else { return [] }
         guard node.informativeCount > 0 else { return children }
@@ -176,8 +214,8 @@ struct ContentTree {
     }
 
     /// Every container read so far at or below `top`, parents before their children.
-    func readContainers(from top: Int = rootID) -> [Int] {
-        var order: [Int] = []
+    func readContainers(from top: NodeID = rootID) -> [NodeID] {
+        var order: [NodeID] = []
         var stack = [top]
         while let id = stack.popLast() {
             guard self[id].children != nil else { continue }
@@ -195,7 +233,7 @@ struct ContentTree {
     ///
     /// A paged read (``ContainerRead/pagedCount``) leaves `id` with no children copied; it
     /// counts as changed whenever it was read before, since its rows are not there to compare.
-    mutating func merge(_ read: ContainerRead, into id: Int, complete: Bool, changed: inout Set<Int>) {
+    mutating func merge(_ read: ContainerRead, into id: NodeID, complete: Bool, changed: inout Set<NodeID>) {
         guard exists(id) else { return }
         let wasPaged = self[id].pagedCount != nil
         if wasPaged && read.pagedCount == nil {
@@ -223,9 +261,9 @@ struct ContentTree {
             if old.children != nil { changed.insert(id) }
             return
         }
-        var children: [Int] = []
+        var children: [NodeID] = []
         children.reserveCapacity(read.items.count)
-        var byKey: [String: Int] = [:]
+        var byKey: [String: NodeID] = [:]
         byKey.reserveCapacity(read.items.count)
         var informative = 0
         var containers = 0
@@ -234,7 +272,7 @@ struct ContentTree {
         let keys = Self.keys(of: read.items.lazy.map(\.item))
         for (position, entry) in read.items.enumerated() {
             let key = keys[position]
-            let childID: Int
+            let childID: NodeID
             if let existing = old.childByKey[key], exists(existing) {
                 childID = existing
                 let before = self[existing]
@@ -278,7 +316,7 @@ struct ContentTree {
     }
 
     /// Forgets what was read below `id`, so the next listing reads it again.
-    mutating func remove(childrenOf id: Int) {
+    mutating func remove(childrenOf id: NodeID) {
         for child in childIDs(of: id) { removeSubtree(child) }
         self[id].children = nil
         self[id].childByKey = [:]
@@ -290,14 +328,15 @@ struct ContentTree {
     }
 
     /// The children of `id` in the copy: listed ones, or for a paged container the ones opened.
-    func childIDs(of id: Int) -> [Int] {
+    func childIDs(of id: NodeID) -> [NodeID] {
         let node = self[id]
-        return node.pagedCount != nil ? node.childByKey.values.sorted() : node.children ?? []
+        return node.pagedCount != nil
+            ? node.childByKey.values.sorted { self[$0].sourceIndex < self[$1].sourceIndex } : node.children ?? []
     }
 
     /// Adds the child container `item` of the paged container `parent`, at `sourceIndex`, as a
     /// remote opens it; returns its id (the existing one if it is there).
-    mutating func addOpenedChild(of parent: Int, key: String, item: ContentItem, sourceIndex: Int) -> Int {
+    mutating func addOpenedChild(of parent: NodeID, key: String, item: ContentItem, sourceIndex: Int) -> NodeID {
         if let existing = self[parent].childByKey[key], exists(existing) { return existing }
         let id = allocate(Node(item: item, key: key, parent: parent, sourceIndex: sourceIndex, depth: self[parent].depth + 1))
         self[parent].childByKey[key] = id
@@ -305,30 +344,31 @@ struct ContentTree {
     }
 
     /// Removes an opened child of a paged container, with what was read below it.
-    mutating func removeOpenedChild(_ id: Int) {
+    mutating func removeOpenedChild(_ id: NodeID) {
         guard exists(id), let parent = self[id].parent, self[parent].pagedCount != nil else { return }
         self[parent].childByKey[self[id].key] = nil
         removeSubtree(id)
     }
 
-    private mutating func removeSubtree(_ id: Int) {
+    private mutating func removeSubtree(_ id: NodeID) {
         var stack = [id]
         while let current = stack.popLast() {
-            guard let node = nodes[current] else { continue }
+            guard let node = node(current) else { continue }
             stack.append(contentsOf: node.pagedCount != nil ? Array(node.childByKey.values) : node.children ?? [])
-            nodes[current] = nil
-            freeIDs.append(current)
+            // The next node in this slot gets a new generation: ids of this one stay dead.
+            slots[current.slot] = Slot(node: nil, generation: slots[current.slot].generation &+ 1)
+            freeSlots.append(current.slot)
             liveCount -= 1
         }
     }
 
-    private mutating func allocate(_ node: Node) -> Int {
+    private mutating func allocate(_ node: Node) -> NodeID {
         liveCount += 1
-        if let id = freeIDs.popLast() {
-            nodes[id] = node
-            return id
+        if let slot = freeSlots.popLast() {
+            slots[slot].node = node
+            return NodeID(slot: slot, generation: slots[slot].generation)
         }
-        nodes.append(node)
-        return nodes.count - 1
+        slots.append(Slot(node: node, generation: 0))
+        return NodeID(slot: slots.count - 1, generation: 0)
     }
 }

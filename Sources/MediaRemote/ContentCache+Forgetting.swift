@@ -1,0 +1,76 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Keeping the copy bounded: the containers remotes reached least recently are forgotten, each
+/// leaving a fingerprint of its rows, which a batch of updates compares with the data source.
+extension ContentCache {
+    /// Forgets the least recently reached containers while the copy holds more than
+    /// ``maximumRows`` rows, down to three quarters of it, keeping each one's fingerprint.
+    ///
+    /// Spared: the root, what the last lookup reached, a container still loading, one a call
+    /// is reading its way through (pinned) and those above it, one too large to read again on
+    /// every return to it, and a paged one (it holds nothing).
+    mutating func forgetLeastRecentlyUsed() {
+        let limit = maximumRows
+        guard tree.liveCount - 1 > limit, tree.liveCount > floorAfterForgetting else { return }
+        let target = limit - limit / 4
+        let latest = tree.latestUse
+        var spared: Set<ContentTree.NodeID> = [ContentTree.rootID]
+        for pinned in pins.keys {
+            var current: ContentTree.NodeID? = pinned
+            while let id = current, let node = tree.node(id), spared.insert(id).inserted { current = node.parent }
+        }
+        let candidates = tree.readContainers().filter { id in
+            let node = tree[id]
+            return !spared.contains(id) && node.lastUse != latest && node.isComplete && !node.owesUpdate
+                && !loading.contains(id) && (node.children?.count ?? 0) <= limit / 2 && node.pagedCount == nil
+        }.sorted { tree[$0].lastUse < tree[$1].lastUse }
+        for id in candidates {
+            guard tree.liveCount - 1 > target else { break }
+            // Gone with a container forgotten before it in this pass.
+            guard let node = tree.node(id), node.children != nil else { continue }
+            for container in tree.readContainers(from: id) {
+                forgotten[tree.path(of: container)] = tree.fingerprint(of: container)
+            }
+            tree.remove(childrenOf: id)
+            // A container opened below a paged one goes whole: it is not in its parent's list.
+            tree.removeOpenedChild(id)
+        }
+        floorAfterForgetting = tree.liveCount - 1 > target ? tree.liveCount : 0
+    }
+
+    /// Forgets everything read (the data source was replaced).
+    mutating func forgetAll() {
+        tree.remove(childrenOf: ContentTree.rootID)
+        forgotten = [:]
+    }
+
+    /// The forgotten containers to check against the data source: all, or with `named` only
+    /// those whose identifier it holds.
+    func forgottenContainers(among named: Set<String>?) -> [[String]: Int] {
+        guard let named else { return forgotten }
+        // A key is the identifier, or the identifier, a NUL and a number for a repeated one.
+        return forgotten.filter { path, _ in
+            named.contains(String((path.last ?? "").split(separator: "\u{0}", omittingEmptySubsequences: false)[0]))
+        }
+    }
+
+    /// Whether the container at `path` is in the copy again, read.
+    func isCopied(_ path: [String]) -> Bool {
+        tree.resolve(path).found.map { tree[$0].children != nil } ?? false
+    }
+
+    /// One step down the copy towards a forgotten container: from `current` (when still in the
+    /// copy) to its child `key`. Tells whether `current` is read, whether it is paged, and the
+    /// child with its index path when there is one.
+    func step(from current: ContentTree.NodeID, to key: String)
+        -> (isRead: Bool, isPaged: Bool, child: (id: ContentTree.NodeID, indexPath: IndexPath)?)
+    {
+        guard let node = tree.node(current), node.children != nil else { return (false, false, nil) }
+        let child = node.childByKey[key].map { ($0, tree.indexPath(of: $0)) }
+        return (true, node.pagedCount != nil, child)
+    }
+}

@@ -1,0 +1,265 @@
+import AsyncSupport
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Serving remotes: rows, listings and pages.
+extension PlayableContentManager {
+    /// The most child containers one listing prefetches: a head unit's screen
+    /// shows a dozen rows, and loading hundreds of albums nobody opens costs memory.
+    public static let prefetchLimit = 24
+
+    /// The row at `path` (`[]` is the root), reading it from the data source
+    /// if needed. Throws ``ContentError/noSuchContent(_:)`` when nothing is
+    /// there, or it lies deeper than the content limits allow.
+    ///
+    /// - Parameter readingChildren: whether a container's children are read too, so that its
+    ///   entry counts them. Pass false to learn only whether the row exists and what it is
+    ///   (a D-Bus object lookup does, on the connection's queue, which must not wait on the
+    ///   data source for rows a listing reads anyway); its counts are then left out.
+    public func entry(at path: [String], readingChildren: Bool = true) throws(ContentError) -> ContentEntry {
+        if let last = path.last, last == ContentTree.loadingKey {
+            let parentPath = Array(path.dropLast())
+            // It exists exactly when a listing of the parent shows it.
+            guard try withNode(at: parentPath, { cache, id in cache.showsLoadingRow(id) }) else {
+                throw .noSuchContent(Self.describe(path))
+            }
+            return ContentCache.loadingEntry(parentPath: parentPath)
+        }
+        let found: (entry: ContentEntry, unread: ContentTree.NodeID?)
+        do {
+            found = try withNode(at: path) { cache, id in
+                let node = cache.tree[id]
+                let unread = id != ContentTree.rootID && node.item?.isContainer == true && node.children == nil
+                    && cache.isWithinDepth(id)
+                return (cache.entry(for: id), unread ? id : nil)
+            }
+        } catch {
+            if let row = pagedRow(at: path) { return row }
+            throw error
+        }
+        guard readingChildren else { return found.entry }
+        guard let unread = found.unread else { return withCountHints([found.entry])[0] }
+        snapshot(unread)
+        startLoading(unread)
+        let counted = (try? withNode(at: path) { cache, id in cache.entry(for: id) }) ?? found.entry
+        return withCountHints([counted])[0]
+    }
+
+    /// The keys of the children a listing of the container at `path` shows
+    /// now (limits applied), without waiting for the data source: for
+    /// introspection, which must answer at once.
+    public func childKeys(of path: [String]) -> [String] {
+        let found = try? withNode(at: path) { cache, id -> (keys: [String], unread: ContentTree.NodeID?)? in
+            guard cache.isWithinDepth(id), cache.isContainer(id) else { return nil }
+            return cache.tree[id].children == nil ? ([], id) : (cache.shownKeys(of: id), nil)
+        }
+        guard let found else { return [] }
+        guard let unread = found.unread else { return found.keys }
+        snapshot(unread)
+        startLoading(unread)
+        return (try? withNode(at: path) { cache, id in cache.shownKeys(of: id) }) ?? []
+    }
+
+    /// A page of the children of the container at `path`.
+    ///
+    /// - Parameters:
+    ///   - kind: all children, only playable items (and informative rows), or only containers.
+    ///   - offset: the first row of the page, from 0.
+    ///   - maximum: the most rows to return; `nil` for all.
+    ///   - prefetch: whether to start loading the child containers the page
+    ///     shows (the first ``prefetchLimit`` of them), as a remote about to
+    ///     open one needs. Pass false for listings no one will browse into.
+    /// - Returns: the rows, in listing order: informative rows first, then
+    ///   the data source's order; a “loading” row last while the data source
+    ///   is still loading after the deadline.
+    ///
+    /// The data source is called on threads of the manager's own, never on those Swift's tasks
+    /// share, so a read that waits on a disk holds only this listing.
+    public func listChildren(
+        of path: [String], kind: ContentListingKind = .all, offset: Int = 0, maximum: Int? = nil,
+        prefetch: Bool = true
+    ) async throws(ContentError) -> ContentListing {
+        try await withTaskExecutorPreference(DataSourceReads.shared) { () async throws(ContentError) -> ContentListing in
+            try await readChildren(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch)
+        }
+    }
+
+    /// A page of the children of the container at `path` in the order `sort` gives (see
+    /// ``ContentSort``): informative rows first, then the rest sorted; content limits cap the
+    /// sorted rows (a screen shows the first ones), before the kind filter, as in
+    /// ``listChildren(of:kind:offset:maximum:prefetch:)``. A natural `sort` lists as that does.
+    ///
+    /// The data source orders the rows when it can
+    /// (``PlayableContentDataSource/sortedChildIndexes(at:by:in:)``); otherwise the manager sorts
+    /// its copy of the container, which it holds anyway.
+    ///
+    /// - Throws: as ``listChildren(of:kind:offset:maximum:prefetch:)``, and
+    ///   ``ContentError/sortNotSupported(_:)`` for a container served page by page whose data
+    ///   source cannot sort it.
+    public func listChildren(
+        of path: [String], kind: ContentListingKind = .all, sortedBy sort: ContentSort, offset: Int = 0,
+        maximum: Int? = nil, prefetch: Bool = true
+    ) async throws(ContentError) -> ContentListing {
+        try await withTaskExecutorPreference(DataSourceReads.shared) { () async throws(ContentError) -> ContentListing in
+            try await readChildren(
+                of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch, sort: sort)
+        }
+    }
+
+    private func readChildren(
+        of path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, prefetch: Bool,
+        sort: ContentSort = .natural
+    ) async throws(ContentError) -> ContentListing {
+        let (id, isComplete, isWithinDepth) = try withNode(at: path) { cache, id throws(ContentError) in
+            guard cache.isContainer(id) else { throw .noSuchContent("\(Self.describe(path)) is not a container") }
+            return (id, cache.tree[id].isComplete, cache.isWithinDepth(id))
+        }
+        guard isWithinDepth, state.withLock({ $0.dataSource != nil }) else {
+            return ContentListing(entries: [], totalCount: 0, isComplete: true)
+        }
+        if !isComplete, await !waitForLoad(id) {
+            snapshot(id)
+            state.withLock { $0.cache.noteAnsweredWhileLoading(id) }
+        }
+        if let paged = try pagedPage(at: path, kind: kind, offset: offset, maximum: maximum, sort: sort) {
+            forgetLeastRecentlyUsed()
+            return paged
+        }
+        let sortedKeys = sort.isNatural ? nil : try sortedChildKeys(at: path, by: sort)
+        let (listing, prefetched) = try withNode(at: path) { cache, id in
+            let sorted = sortedKeys.map { keys in keys.compactMap { cache.tree[id].childByKey[$0] } }
+            let page = cache.page(
+                of: id, at: path, kind: kind, sorted: sorted, offset: offset, maximum: maximum,
+                prefetchLimit: prefetch ? Self.prefetchLimit : 0)
+            // Children past the depth limit are never opened: nothing to prefetch.
+            let opensChildren = cache.context.depthLimit.map { cache.tree[id].depth + 1 < $0 } ?? true
+            return (page.listing, cache.isWithinDepth(id) && opensChildren ? page.prefetch : [])
+        }
+        // Read when reached instead, from a data source that loads at once.
+        if state.withLock({ $0.dataSource?.loadsChildItemsAtOnce != true }) {
+            for child in prefetched { startLoading(child) }
+        }
+        var hinted = listing
+        hinted.entries = withCountHints(listing.entries)
+        forgetLeastRecentlyUsed()
+        return hinted
+    }
+
+    /// A page of the container at `path` read from the data source, when the container is
+    /// served page by page; nil for any other.
+    private func pagedPage(at path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, sort: ContentSort)
+        throws(ContentError) -> ContentListing?
+    {
+        guard let shape = try withNode(at: path, { cache, id in cache.pagedShape(of: id, kind: kind) }),
+            let dataSource = state.withLock({ $0.dataSource }), let count = shape.node.pagedCount
+        else { return nil }
+        let start = min(max(offset, 0), shape.total)
+        let end = maximum.map { min(shape.total, start + max($0, 0)) } ?? shape.total
+        // Sorted: the data source says which children are at these sorted places (limits cap
+        // the sorted rows, so the places are within the shown ones).
+        var indexes = Array(start..<end)
+        if !sort.isNatural, start < end {
+            guard let sorted = dataSource.sortedChildIndexes(at: shape.indexPath, by: sort, in: start..<end) else {
+                throw .sortNotSupported("this container is too large to sort here (\(count) rows), and its source cannot sort it")
+            }
+            indexes = sorted.filter { $0 >= 0 && $0 < count }
+        }
+        let items = indexes.compactMap { index in dataSource.contentItem(at: shape.indexPath.appending(index)).map { (index, $0) } }
+        let entries = state.withLock { state in
+            items.map { index, item in
+                state.cache.pagedEntry(item, at: index, in: shape.node, path: shape.path, indexPath: shape.indexPath)
+            }
+        }
+        return ContentListing(entries: withCountHints(entries), totalCount: shape.total, isComplete: shape.node.isComplete)
+    }
+
+    /// Row `index` of the paged container `parent`, read from the data source, within the
+    /// container's count and the content limits; nil for any other.
+    private func pagedChild(of parent: ContentTree.NodeID, at index: Int) -> ContentEntry? {
+        guard let (dataSource, shape) = state.withLock({ state in
+            state.dataSource.flatMap { source in state.cache.pagedShape(of: parent).map { (source, $0) } }
+        }), index >= 0, index < shape.total,
+            let item = dataSource.contentItem(at: shape.indexPath.appending(index))
+        else { return nil }
+        return state.withLock { state in
+            state.cache.pagedEntry(item, at: index, in: shape.node, path: shape.path, indexPath: shape.indexPath)
+        }
+    }
+
+    /// Where the row `key` is in the paged container `parent`, as the data source finds it.
+    ///
+    /// Found through the data source only: a scan of the rows for a key a client made up would
+    /// cost a read of the whole container per call.
+    func pagedIndex(of key: String, in parent: ContentTree.NodeID) -> Int? {
+        guard let (dataSource, indexPath) = state.withLock({ state in
+            state.dataSource.flatMap { source in state.cache.tree.exists(parent) ? (source, state.cache.tree.indexPath(of: parent)) : nil }
+        }) else { return nil }
+        return dataSource.indexOfChild(withIdentifier: key, inContainerAt: indexPath)
+    }
+
+    /// Copies the child container at `index` of the paged container `parent` into the tree
+    /// (`key` it must have, when given); returns its id, nil when there is no such container.
+    func openChild(of parent: ContentTree.NodeID, at index: Int, key: String? = nil) -> ContentTree.NodeID? {
+        guard let epoch = state.withLock({ state in state.cache.isWithinDepth(parent) && !state.isUpdating ? state.updateEpoch : nil }),
+            let entry = pagedChild(of: parent, at: index), entry.item.isContainer, key == nil || entry.item.identifier == key,
+            let indexPath = entry.indexPath
+        else { return nil }
+        return state.withLock { state in
+            Self.isCurrent(epoch, in: state) ? state.cache.addOpenedChild(entry.item, of: parent, at: indexPath) : nil
+        }
+    }
+
+    /// The row at `path` when its parent is served page by page: found through the data
+    /// source (``PlayableContentDataSource/indexOfChild(withIdentifier:inContainerAt:)``); nil
+    /// when the parent is not paged or has no such row.
+    func pagedRow(at path: [String]) -> ContentEntry? {
+        guard let key = path.last,
+            let parent = try? withNode(at: Array(path.dropLast()), { cache, id in
+                cache.isWithinDepth(id) && cache.tree[id].pagedCount != nil ? id : nil
+            }),
+            let index = pagedIndex(of: key, in: parent), let entry = pagedChild(of: parent, at: index),
+            entry.item.identifier == key
+        else { return nil }
+        return withCountHints([entry])[0]
+    }
+
+    /// The row at `indexPath` as the data source numbers it now, reading
+    /// containers on the way if needed; `nil` if there is none or it lies
+    /// deeper than the content limits allow.
+    public func entry(atIndexPath indexPath: IndexPath) -> ContentEntry? {
+        let found = try? find({ $0.lookUp(indexPath) }, describing: "\(Array(indexPath))") { cache, id in
+            cache.entry(for: id)
+        }
+        switch found {
+        case .node(let entry): return withCountHints([entry])[0]
+        case .pagedRow(let parent, let index):
+            // A row of a container served page by page is read from the data source.
+            guard let entry = pagedChild(of: parent, at: index) else { return nil }
+            state.withLock { $0.cache.tree.touch(parent) }
+            return withCountHints([entry])[0]
+        case nil: return nil
+        }
+    }
+
+    /// Gives containers not read yet the data source's count of their children
+    /// as a hint, limits applied. Called without the lock held, so a data
+    /// source may call back into the manager.
+    func withCountHints(_ entries: [ContentEntry]) -> [ContentEntry] {
+        guard entries.contains(where: { $0.item.isContainer && $0.children == nil }),
+            let (dataSource, limit) = state.withLock({ state in state.dataSource.map { ($0, state.cache.context.itemLimit) } })
+        else { return entries }
+        return entries.map { entry in
+            guard entry.item.isContainer, entry.children == nil, let indexPath = entry.indexPath else { return entry }
+            var entry = entry
+            let count = max(0, dataSource.numberOfChildItems(at: indexPath))
+            entry.children = ContentEntry.ChildCounts(
+                childCount: limit.map { min(count, $0) } ?? count, itemCount: nil, containerCount: nil, isComplete: false)
+            return entry
+        }
+    }
+}
