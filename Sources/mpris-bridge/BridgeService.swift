@@ -47,10 +47,16 @@ struct ServeSettings: Sendable {
     var unlessRunning = false
     /// Which tabs the media tree's root shows, and the content limits a car gets by default.
     var treeLayout: LibraryContent.Layout = .full
+    /// The most rows the media tree keeps in memory (`--tree-cache-rows`).
+    var treeCacheRows = Self.defaultTreeCacheRows
     /// Whether the player registers itself with BlueZ on the system bus (`--bluetooth`).
     var registersWithBluetooth = false
 
     var indexPath: String { cacheDirectory + "/index.sqlite" }
+
+    /// The tree's rows are read from the index in microseconds, so the copy can be small:
+    /// 10,000 rows (about 15 MB) keep a head unit's walk of 50,000 tracks under 80 MB.
+    static let defaultTreeCacheRows = 10_000
 }
 
 /// The daemon: the library, the player and its MPRIS face, from start to graceful shutdown.
@@ -100,11 +106,9 @@ struct BridgeService: Service {
             resolve: { try opened.items().resolve($0, playableTypes: playableTypes, libraryFilesOnly: libraryFilesOnly) })
         await player.start()
         // The media tree's content arrives once the library is open; MPRIS Playlists follows it.
-        // The tree's rows are read from the index in microseconds, so the copy can be small:
-        // 10,000 rows (about 15 MB) keep a head unit's walk of 50,000 tracks under 80 MB; a
-        // container of more than 500 rows is paged (a page of it is read in a few milliseconds,
-        // and the first page of a 4,000-album tab read whole took 100 ms).
-        let content = PlayableContentManager(maximumCachedRows: 10_000, pagedContainerThreshold: 500)
+        // A container of more than 500 rows is paged (a page of it is read in a few
+        // milliseconds, and the first page of a 4,000-album tab read whole took 100 ms).
+        let content = PlayableContentManager(maximumCachedRows: settings.treeCacheRows, pagedContainerThreshold: 500)
         let service = try MPRISService(
             configuration: MPRISConfiguration(
                 playerName: settings.playerName, identity: "mpris-bridge",

@@ -108,6 +108,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "The most rows of the media tree kept in memory (at least 100); containers browsed least recently are read again from the index when reached.",
+            valueName: "rows"))
+    var treeCacheRows = ServeSettings.defaultTreeCacheRows
+
+    @Option(
+        help: ArgumentHelp(
             "Tracks longer than this remember where they were left and resume there: seconds, or a length such as 20m, 1h30m or 90s; 0 or off: length alone does not.",
             valueName: "length"))
     var resumeLongerThan = ResumeLength(ResumePolicy.defaultMinimumDuration)
@@ -135,6 +141,9 @@ struct Serve: AsyncParsableCommand {
         }
         if let replayGain, AudioSession.ReplayGainMode(rawValue: replayGain) == nil {
             throw ValidationError("--replay-gain \"\(replayGain)\": off, track or album")
+        }
+        if treeCacheRows < 100 {
+            throw ValidationError("--tree-cache-rows \(treeCacheRows): at least 100")
         }
         if let empty = resumeGenre.first(where: { $0.allSatisfy(\.isWhitespace) }) {
             throw ValidationError("--resume-genre \"\(empty)\": a genre needs a name (or off)")
@@ -177,7 +186,7 @@ struct Serve: AsyncParsableCommand {
             cacheDirectory: libraryOptions.cachePath(paths), scansAtStart: !noScan && isDirectory(library),
             watchesLibrary: !noWatch && isDirectory(library), resumePolicy: try resumePolicy(library: library),
             replayGain: replayGain.flatMap(AudioSession.ReplayGainMode.init(rawValue:)), unlessRunning: unlessRunning,
-            treeLayout: treeLayout, registersWithBluetooth: bluetooth)
+            treeLayout: treeLayout, treeCacheRows: treeCacheRows, registersWithBluetooth: bluetooth)
         if unlessRunning, let owner = try await BridgeService.runningPlayer(settings) {
             logger.info("a player named \(name) already serves on this bus (\(owner)); nothing to start")
             return
