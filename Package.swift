@@ -39,9 +39,9 @@ let package = Package(
         .testTarget(name: "AsyncSupportTests", dependencies: ["AsyncSupport"]),
         // Apple's remote-command and now-playing model, in pure Swift: no D-Bus, no GStreamer.
         .target(name: "MediaRemote", dependencies: ["AsyncSupport"]),
-        .testTarget(name: "MediaRemoteTests", dependencies: ["MediaRemote"]),
+        .testTarget(name: "MediaRemoteTests", dependencies: ["AsyncSupport", "MediaRemote"]),
         // MediaRemote's D-Bus face: MPRIS 2.2 and the project's extension interface.
-        .target(name: "MPRIS", dependencies: ["DBus", "MediaRemote", "Digest"]),
+        .target(name: "MPRIS", dependencies: ["AsyncSupport", "DBus", "MediaRemote", "Digest"]),
         // SHA-256 for content-addressed files (artwork cache, the library's image store).
         .target(name: "Digest"),
         .testTarget(
@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "Playback",
             dependencies: ["AsyncSupport", "MediaRemote", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "PlaybackTests", dependencies: ["Playback", "MediaRemote"]),
+        .testTarget(name: "PlaybackTests", dependencies: ["AsyncSupport", "Playback", "MediaRemote"]),
         // The engine on GStreamer's playbin, and tag discovery.
         .target(
             name: "GStreamerPlayback",
@@ -90,7 +90,8 @@ let package = Package(
         .testTarget(
             name: "MusicLibraryTests",
             dependencies: [
-                "MusicLibrary", "AudioTags", "GStreamerPlayback", "MediaRemote", "Playback", "ProcessTestSupport", "TestMedia",
+                "AsyncSupport", "MusicLibrary", "AudioTags", "GStreamerPlayback", "MediaRemote", "Playback",
+                "ProcessTestSupport", "TestMedia",
             ]),
         // glibc's malloc extensions, for the daemon to give freed memory back.
         .systemLibrary(name: "CMalloc"),

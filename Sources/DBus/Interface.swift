@@ -1,3 +1,4 @@
+import AsyncSupport
 import Synchronization
 
 /// One D-Bus interface an application serves: its methods, properties and
@@ -36,7 +37,9 @@ public final class Interface: Sendable {
         var annotations: [Annotation]
         /// Values of stored properties.
         var values: [String: DBusValue] = [:]
-        var batchDepth = 0
+        /// Open while `batch(_:)` runs: changes then go out as one signal when it ends (the
+        /// changed names are kept in `changed` and `invalidated`, not in the batch).
+        var batch = ChangeBatch<Never>()
         var changed: [String] = []
         var invalidated: [String] = []
         var attachments: [Attachment] = []
@@ -236,13 +239,9 @@ public final class Interface: Sendable {
     /// signal carrying only what changed. Batches nest; the signal goes out when
     /// the outermost one ends.
     public func batch<T>(_ body: () throws -> T) rethrows -> T {
-        state.withLock { $0.batchDepth += 1 }
+        state.withLock { $0.batch.begin() }
         defer {
-            let ready = state.withLock { state -> Bool in
-                state.batchDepth -= 1
-                return state.batchDepth == 0
-            }
-            if ready { flushChanges() }
+            if state.withLock({ $0.batch.end() }) { flushChanges() }
         }
         return try body()
     }
@@ -254,7 +253,7 @@ public final class Interface: Sendable {
             }
             state.values[name.rawValue] = value
             state.noteChange(of: declaration)
-            return state.batchDepth == 0
+            return !state.batch.isOpen
         }
         if flushNow { flushChanges() }
     }
@@ -270,7 +269,7 @@ public final class Interface: Sendable {
             guard new != old else { return false }
             state.values[name.rawValue] = new
             state.noteChange(of: declaration)
-            return state.batchDepth == 0
+            return !state.batch.isOpen
         }
         if flushNow { flushChanges() }
     }
@@ -280,7 +279,7 @@ public final class Interface: Sendable {
         let flushNow = state.withLock { state -> Bool in
             guard let declaration = state.properties[name.rawValue] else { return false }
             state.noteChange(of: declaration)
-            return state.batchDepth == 0
+            return !state.batch.isOpen
         }
         if flushNow { flushChanges() }
     }

@@ -1,3 +1,4 @@
+import AsyncSupport
 import DBus
 import MediaRemote
 import Synchronization

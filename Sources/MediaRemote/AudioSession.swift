@@ -68,10 +68,10 @@ public final class AudioSession: Sendable {
         var replayGain: ReplayGainMode = .off
         var routeHandler: OutputRouteHandler?
         var replayGainHandler: ReplayGainHandler?
-        var observers = ObserverList<Void>()
     }
 
     private let state = Mutex(State())
+    private let observers = Observers<Void>()
 
     /// Creates a session with no output listed, the default output current, ReplayGain off and
     /// no handler: remotes may look but not choose.
@@ -176,16 +176,13 @@ public final class AudioSession: Sendable {
     }
 
     /// Calls `observer` after each change of the routes, the current route, the ReplayGain
-    /// mode or a handler.
-    @discardableResult
+    /// mode or a handler, for as long as the returned observation is kept.
     public func observe(_ observer: @escaping @Sendable () -> Void) -> Observation {
-        let token = state.withLock { $0.observers.add { _ in observer() } }
-        return Observation { [weak self] in self?.state.withLock { $0.observers.remove(token) } }
+        observers.add { observer() }
     }
 
     /// Applies `body`; if it changed something, tells the observers.
     private func change(_ body: (inout State) -> Bool) {
-        let observers = state.withLock { state in body(&state) ? state.observers.all : [] }
-        for observer in observers { observer(()) }
+        if state.withLock({ body(&$0) }) { observers.notify() }
     }
 }

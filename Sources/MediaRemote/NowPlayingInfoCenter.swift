@@ -24,14 +24,14 @@ public final class NowPlayingInfoCenter: Sendable {
     public static let jumpTolerance: Duration = .milliseconds(250)
 
     private let state: Mutex<State>
+    private let observers = Observers<NowPlayingUpdate>()
+    private let queueObservers = Observers<PlaybackQueueUpdate>()
 
     struct State {
         var info: NowPlayingInfo?
         var publishedAt: ContinuousClock.Instant
         var volume: Double = 1
-        var observers = ObserverList<NowPlayingUpdate>()
         var queue: [NowPlayingInfo] = []
-        var queueObservers = ObserverList<PlaybackQueueUpdate>()
     }
 
     /// Creates a centre with nothing loaded and full volume.
@@ -62,13 +62,12 @@ public final class NowPlayingInfoCenter: Sendable {
     public var playbackQueue: [NowPlayingInfo] {
         get { state.withLock { $0.queue } }
         set {
-            let update = state.withLock { state -> (PlaybackQueueUpdate, [@Sendable (PlaybackQueueUpdate) -> Void])? in
+            let update = state.withLock { state -> PlaybackQueueUpdate? in
                 guard state.queue != newValue else { return nil }
-                let update = PlaybackQueueUpdate(previous: state.queue, current: newValue)
-                state.queue = newValue
-                return (update, state.queueObservers.all)
+                defer { state.queue = newValue }
+                return PlaybackQueueUpdate(previous: state.queue, current: newValue)
             }
-            if let (update, observers) = update { for observer in observers { observer(update) } }
+            if let update { queueObservers.notify(update) }
         }
     }
 
@@ -81,15 +80,14 @@ public final class NowPlayingInfoCenter: Sendable {
         get { state.withLock { $0.volume } }
         set {
             let volume = newValue.isNaN ? 0 : max(newValue, 0)
-            let update = state.withLock { state -> (NowPlayingUpdate, [@Sendable (NowPlayingUpdate) -> Void])? in
+            let update = state.withLock { state -> NowPlayingUpdate? in
                 guard state.volume != volume else { return nil }
                 state.volume = volume
-                let update = NowPlayingUpdate(
+                return NowPlayingUpdate(
                     previous: state.info, current: state.info, publishedAt: state.publishedAt, volume: volume,
                     isPositionJump: false)
-                return (update, state.observers.all)
             }
-            if let (update, observers) = update { for observer in observers { observer(update) } }
+            if let update { observers.notify(update) }
         }
     }
 
@@ -99,16 +97,15 @@ public final class NowPlayingInfoCenter: Sendable {
     /// extrapolated position matches it, still tells observers; they compare
     /// values and announce only what changed.
     public func publish(_ info: NowPlayingInfo?, at instant: ContinuousClock.Instant = .now) {
-        let (update, observers) = state.withLock { state in
+        let update = state.withLock { state in
             let previous = state.info
             let jump = Self.isJump(from: previous, publishedAt: state.publishedAt, to: info, at: instant)
             state.info = info
             state.publishedAt = instant
-            let update = NowPlayingUpdate(
+            return NowPlayingUpdate(
                 previous: previous, current: info, publishedAt: instant, volume: state.volume, isPositionJump: jump)
-            return (update, state.observers.all)
         }
-        for observer in observers { observer(update) }
+        observers.notify(update)
     }
 
     /// The position of the current item at `instant`, extrapolated from the
@@ -120,11 +117,10 @@ public final class NowPlayingInfoCenter: Sendable {
     }
 
     /// Calls `observer` after each publication and volume change, synchronously
-    /// on the publishing thread, in publication order. It must be quick.
-    @discardableResult
+    /// on the publishing thread, in publication order, for as long as the returned observation
+    /// is kept. It must be quick.
     public func observe(_ observer: @escaping @Sendable (NowPlayingUpdate) -> Void) -> Observation {
-        let token = state.withLock { $0.observers.add(observer) }
-        return Observation { [weak self] in self?.state.withLock { $0.observers.remove(token) } }
+        observers.add(observer)
     }
 
     /// Calls `observer` after each change of ``playbackQueue``, with the
@@ -132,11 +128,10 @@ public final class NowPlayingInfoCenter: Sendable {
     ///
     /// When two threads set the queue at once, their observer calls may run
     /// concurrently and finish in either order; an observer that keeps state
-    /// should read ``playbackQueue`` for the latest value.
-    @discardableResult
+    /// should read ``playbackQueue`` for the latest value. The observer is called for as long as
+    /// the returned observation is kept.
     public func observeQueue(_ observer: @escaping @Sendable (PlaybackQueueUpdate) -> Void) -> Observation {
-        let token = state.withLock { $0.queueObservers.add(observer) }
-        return Observation { [weak self] in self?.state.withLock { $0.queueObservers.remove(token) } }
+        queueObservers.add(observer)
     }
 
     /// Whether going from `previous` to `next` moves the position of the same

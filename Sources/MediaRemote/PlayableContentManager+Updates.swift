@@ -13,8 +13,8 @@ extension PlayableContentManager {
     /// hear of them when the outermost one ends.
     public func beginUpdates() {
         state.withLock { state in
-            if state.batchDepth == 0 { state.updateEpoch &+= 1 }
-            state.batchDepth += 1
+            if !state.batch.isOpen { state.updateEpoch &+= 1 }
+            state.batch.begin()
         }
     }
 
@@ -23,21 +23,17 @@ extension PlayableContentManager {
     /// container whose rows changed.
     public func endUpdates() {
         let ending = state.withLock { state -> Bool in
-            guard state.batchDepth > 0 else { return false }
-            state.batchDepth -= 1
-            if state.batchDepth == 0 { state.batchesBeingRead += 1 }
-            return state.batchDepth == 0
+            guard state.batch.end() else { return false }
+            state.batchesBeingRead += 1
+            return true
         }
         guard ending else { return }
         let changed = rereadAll()
         let (pending, reload) = state.withLock { state in
             state.batchesBeingRead -= 1
             state.updateEpoch &+= 1
-            defer {
-                state.pendingChanges = []
-                state.reloadRequested = false
-            }
-            return (state.pendingChanges, state.reloadRequested)
+            defer { state.reloadRequested = false }
+            return (state.batch.takeHeld(), state.reloadRequested)
         }
         let all = Self.unique(pending + changed)
         if !all.isEmpty { notify(.containersUpdated(all)) }
@@ -51,8 +47,8 @@ extension PlayableContentManager {
     @discardableResult
     public func reloadData() -> Task<Void, Never> {
         let deferred = state.withLock { state -> Bool in
-            if state.batchDepth > 0 { state.reloadRequested = true }
-            return state.batchDepth > 0
+            if state.batch.isOpen { state.reloadRequested = true }
+            return state.batch.isOpen
         }
         guard !deferred else { return Task {} }
         return Task(executorPreference: DataSourceReads.shared) { [self] in

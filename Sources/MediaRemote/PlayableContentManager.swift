@@ -57,7 +57,8 @@ public final class PlayableContentManager: Sendable {
         /// Listings waiting for a container to load, by container, each with its own token.
         var waiters: [ContentTree.NodeID: [Int: CheckedContinuation<Bool, Never>]] = [:]
         var nextWaiter = 0
-        var batchDepth = 0
+        /// The batch of updates open, with the paths of the containers changed inside it.
+        var batch = ChangeBatch<[String]>()
         /// Batches that ended and whose changes the copy is being brought up to: until they are
         /// read, the copy's index paths may be out of date.
         var batchesBeingRead = 0
@@ -65,18 +66,16 @@ public final class PlayableContentManager: Sendable {
         /// source made across either may mix what it held before and after, so it is not copied.
         var updateEpoch: UInt64 = 0
         var reloadRequested = false
-        /// Paths of containers changed inside the current batch.
-        var pendingChanges: [[String]] = []
-        var observers = ObserverList<ContentChange>()
         var loadingDeadline: Duration
 
         /// Whether the data source may be changing under the copy: from the start of a batch of
         /// updates until the copy has read what it changed. A read of the data source for the
         /// copy neither starts nor is taken then.
-        var isUpdating: Bool { batchDepth > 0 || batchesBeingRead > 0 }
+        var isUpdating: Bool { batch.isOpen || batchesBeingRead > 0 }
     }
 
     let state: Mutex<State>
+    private let observers = Observers<ContentChange>()
 
     /// The most rows the manager keeps in its copy. Past it, the containers remotes reached
     /// least recently are forgotten (never the one being listed, nor one still loading); a
@@ -189,25 +188,17 @@ public final class PlayableContentManager: Sendable {
     // MARK: Observing
 
     /// Calls `observer` after each change remotes should hear of, on the
-    /// thread that made it. It must be quick.
-    @discardableResult
+    /// thread that made it, for as long as the returned observation is kept. It must be quick.
     public func observe(_ observer: @escaping @Sendable (ContentChange) -> Void) -> Observation {
-        let token = state.withLock { $0.observers.add(observer) }
-        return Observation { [weak self] in self?.state.withLock { $0.observers.remove(token) } }
+        observers.add(observer)
     }
 
-    func notify(_ change: ContentChange) {
-        for observer in state.withLock({ $0.observers.all }) { observer(change) }
-    }
+    func notify(_ change: ContentChange) { observers.notify(change) }
 
     /// Tells observers about changed containers now, or at the end of the current batch.
     func announce(_ changed: [[String]]) {
         guard !changed.isEmpty else { return }
-        let now = state.withLock { state -> [[String]] in
-            guard state.batchDepth > 0 else { return changed }
-            state.pendingChanges += changed
-            return []
-        }
+        let now = state.withLock { state in changed.filter { state.batch.hold($0) != nil } }
         if !now.isEmpty { notify(.containersUpdated(now)) }
     }
 

@@ -166,54 +166,22 @@ extension RemoteCommand where Event == RemoteCommandEvent {
 
 /// Calls observers when something remotes see changes; defers the calls inside a batch.
 final class ChangeNotifier: Sendable {
-    private let state = Mutex(State())
-
-    struct State {
-        var observers = ObserverList<Void>()
-        var batchDepth = 0
-        var pending = false
-    }
+    private let observers = Observers<Void>()
+    private let batch = Mutex(ChangeBatch<Void>())
 
     func noteChange() {
-        let observers = state.withLock { state -> [@Sendable (()) -> Void] in
-            guard state.batchDepth == 0 else {
-                state.pending = true
-                return []
-            }
-            return state.observers.all
-        }
-        for observer in observers { observer(()) }
+        if batch.withLock({ $0.hold(()) }) != nil { observers.notify() }
     }
 
     func batch<T>(_ body: () throws -> T) rethrows -> T {
-        state.withLock { $0.batchDepth += 1 }
+        batch.withLock { $0.begin() }
         defer {
-            let observers = state.withLock { state -> [@Sendable (()) -> Void] in
-                state.batchDepth -= 1
-                guard state.batchDepth == 0, state.pending else { return [] }
-                state.pending = false
-                return state.observers.all
-            }
-            for observer in observers { observer(()) }
+            let changed = batch.withLock { batch in batch.end() && !batch.takeHeld().isEmpty }
+            // Once for the whole batch, however many changes it made.
+            if changed { observers.notify() }
         }
         return try body()
     }
 
-    func add(_ observer: @escaping @Sendable () -> Void) -> Observation {
-        let token = state.withLock { $0.observers.add { _ in observer() } }
-        return Observation { [weak self] in self?.state.withLock { $0.observers.remove(token) } }
-    }
-}
-
-/// A registered observer. Call ``cancel()`` to stop observing; the
-/// observation stays active until then, even if this value is dropped.
-public struct Observation: Sendable {
-    private let onCancel: @Sendable () -> Void
-
-    init(_ onCancel: @escaping @Sendable () -> Void) {
-        self.onCancel = onCancel
-    }
-
-    /// Stops the observation. Calling it again does nothing.
-    public func cancel() { onCancel() }
+    func add(_ observer: @escaping @Sendable () -> Void) -> Observation { observers.add { observer() } }
 }

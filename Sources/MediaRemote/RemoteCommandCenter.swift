@@ -1,3 +1,4 @@
+import AsyncSupport
 /// Every command a remote can send to the app, Apple's `MPRemoteCommandCenter`
 /// in shape.
 ///
@@ -117,8 +118,8 @@ public final class RemoteCommandCenter: Sendable {
     /// Calls `observer` after every change remotes can see: a command enabled
     /// or disabled, a target added or removed where that changes availability,
     /// or new options. It runs synchronously on the thread that made the change
-    /// (after the change is visible), so it must be quick.
-    @discardableResult
+    /// (after the change is visible), so it must be quick. The observer is called for as long
+    /// as the returned observation is kept.
     public func observeChanges(_ observer: @escaping @Sendable () -> Void) -> Observation {
         changes.add(observer)
     }

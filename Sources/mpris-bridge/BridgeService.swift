@@ -1,3 +1,4 @@
+import AsyncSupport
 import CMalloc
 import DBus
 import GStreamerPlayback
@@ -387,7 +388,7 @@ struct BridgeService: Service {
                 }
             }
         }
-        nowPlaying.observe { update in
+        let nowPlayingObservation = nowPlaying.observe { update in
             let newItem = update.previous?.identifier != update.current?.identifier
             let starts =
                 update.current?.playbackState == .playing && (newItem || update.previous?.playbackState != .playing)
@@ -404,7 +405,8 @@ struct BridgeService: Service {
         } catch {
             logger.warning("the media tree is not served: \(error)")
         }
-        return PublishedTree(service: service, manager: manager, content: content)
+        return PublishedTree(
+            service: service, manager: manager, content: content, nowPlayingObservation: nowPlayingObservation)
     }
 }
 
@@ -413,6 +415,8 @@ struct PublishedTree: Sendable {
     let service: MediaTreeService
     let manager: PlayableContentManager
     let content: LibraryContent
+    /// Marks the playing track's rows and fills the Recent tab, for as long as the tree is served.
+    let nowPlayingObservation: Observation
 
     /// Shows a rescan's result: remotes hear once per container that changed.
     func update(from library: MusicLibrary, folder: String) throws {

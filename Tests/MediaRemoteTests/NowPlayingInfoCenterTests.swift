@@ -1,3 +1,4 @@
+import AsyncSupport
 import MediaRemote
 import Testing
 
@@ -6,8 +7,9 @@ struct NowPlayingInfoCenterTests {
     let center = NowPlayingInfoCenter()
     let updates = Recorder<NowPlayingUpdate>()
     let t0 = ContinuousClock.now
+    let observation: Observation
 
-    init() { center.observe { [updates] in updates.record($0) } }
+    init() { observation = center.observe { [updates] in updates.record($0) } }
 
     static func song(
         _ id: String = "song", at seconds: Double, _ state: PlaybackState = .playing, rate: Double = 1,

@@ -1,3 +1,4 @@
+import AsyncSupport
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -12,8 +13,9 @@ struct PlaybackQueueTests {
     let center = NowPlayingInfoCenter()
     let commands = RemoteCommandCenter()
     let updates = Recorder<PlaybackQueueUpdate>()
+    let observation: Observation
 
-    init() { center.observeQueue { [updates] in updates.record($0) } }
+    init() { observation = center.observeQueue { [updates] in updates.record($0) } }
 
     static let a = NowPlayingInfo(identifier: "a", title: "A")
     static let b = NowPlayingInfo(identifier: "b", title: "B")
@@ -39,7 +41,8 @@ struct PlaybackQueueTests {
 
     @Test func queueAndNowPlayingObserversAreSeparate() {
         let published = Recorder<NowPlayingUpdate>()
-        center.observe { published.record($0) }
+        let observation = center.observe { published.record($0) }
+        defer { observation.cancel() }
         center.playbackQueue = [Self.a]
         #expect(published.count == 0, "a queue change is not a publication")
         center.nowPlayingInfo = Self.a
@@ -91,7 +94,8 @@ struct PlaybackQueueTests {
 
     @Test func queueCommandsTakePartInChangesAndAvailability() {
         let changes = Recorder<Void>()
-        commands.observeChanges { changes.record(()) }
+        let observation = commands.observeChanges { changes.record(()) }
+        defer { observation.cancel() }
         let queueCommands: [(available: () -> Bool, add: () -> Void, disable: () -> Void)] = [
             (
                 { commands.playItemInQueueCommand.isAvailable },

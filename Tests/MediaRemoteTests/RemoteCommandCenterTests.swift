@@ -1,3 +1,4 @@
+import AsyncSupport
 import MediaRemote
 import Testing
 
@@ -6,7 +7,9 @@ struct RemoteCommandCenterTests {
     let center = RemoteCommandCenter()
     let changes = Recorder<Void>()
 
-    init() { center.observeChanges { [changes] in changes.record(()) } }
+    let observation: Observation
+
+    init() { observation = center.observeChanges { [changes] in changes.record(()) } }
 
     @Test func observersHearEnablingAndDisablingButNotTheSameValue() {
         center.playCommand.isEnabled = true  // already enabled

@@ -1,3 +1,4 @@
+import AsyncSupport
 import MediaRemote
 import MusicLibrary
 import Synchronization

@@ -1,3 +1,4 @@
+import AsyncSupport
 import MediaRemote
 import Playback
 import Synchronization

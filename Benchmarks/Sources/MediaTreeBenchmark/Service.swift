@@ -1,3 +1,4 @@
+import AsyncSupport
 import BenchmarkSupport
 import DBus
 import Glibc

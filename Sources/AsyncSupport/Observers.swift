@@ -1,0 +1,64 @@
+import Synchronization
+
+/// The observers of one kind of change.
+///
+/// An owner keeps one list per kind of change it announces: ``add(_:)`` registers an observer
+/// for as long as the returned ``Observation`` is kept, and ``notify(_:)`` calls every observer
+/// registered at that moment, on the calling thread, outside any lock, so an observer may call
+/// back into its owner. An owner notifies after the change is visible, never while holding a
+/// lock of its own. Calls are in no particular order.
+public final class Observers<Change>: Sendable {
+    private struct State {
+        var observers: [UInt64: @Sendable (Change) -> Void] = [:]
+        var next: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Registers `observer` until the returned observation is cancelled or dropped.
+    public func add(_ observer: @escaping @Sendable (Change) -> Void) -> Observation {
+        let id = state.withLock { state in
+            defer { state.next += 1 }
+            state.observers[state.next] = observer
+            return state.next
+        }
+        return Observation { [weak self] in self?.state.withLock { _ = $0.observers.removeValue(forKey: id) } }
+    }
+
+    /// Calls every observer registered now with `change`.
+    public func notify(_ change: Change) {
+        for observer in state.withLock({ Array($0.observers.values) }) { observer(change) }
+    }
+
+    /// Whether no observer is registered.
+    public var isEmpty: Bool { state.withLock { $0.observers.isEmpty } }
+}
+
+extension Observers where Change == Void {
+    /// Calls every observer registered now.
+    public func notify() { notify(()) }
+}
+
+/// A registered observer (see ``Observers``). The registration lasts while this value is
+/// kept: it ends at ``cancel()`` or when the last reference goes, whichever comes first, so an
+/// observer whose owner forgot it is never called again.
+public final class Observation: Sendable {
+    private let ending: Mutex<(@Sendable () -> Void)?>
+
+    /// An observation that `end` closes, once.
+    public init(_ end: @escaping @Sendable () -> Void) {
+        ending = Mutex(end)
+    }
+
+    /// Stops the observation. Calling it again does nothing.
+    public func cancel() {
+        ending.withLock { end in
+            defer { end = nil }
+            return end
+        }?()
+    }
+
+    deinit { cancel() }
+}
