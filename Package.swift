@@ -70,12 +70,10 @@ let package = Package(
         // The engine on GStreamer's playbin, and tag discovery.
         .target(
             name: "GStreamerPlayback",
-            dependencies: [
-                "AsyncSupport", "CGStreamer", "MediaRemote", "Playback", .product(name: "Logging", package: "swift-log"),
-            ]),
+            dependencies: ["AsyncSupport", "CGStreamer", "Playback", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "GStreamerPlaybackTests",
-            dependencies: ["GStreamerPlayback", "MediaRemote", "Playback", "DBusTestSupport", "ProcessTestSupport", "TestMedia"],
+            dependencies: ["GStreamerPlayback", "Playback", "DBusTestSupport", "ProcessTestSupport", "TestMedia"],
             // The HTTP server the streaming tests run with /usr/bin/python3.
             exclude: ["Python"]),
         // TagLib (C++), behind a C header of the few calls made: Swift needs no C++ interop.
