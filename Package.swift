@@ -81,14 +81,17 @@ let package = Package(
         // Reads and writes audio files' tags, length and pictures with TagLib.
         .target(name: "AudioTags", dependencies: ["CTagLib"]),
         .testTarget(name: "AudioTagsTests", dependencies: ["AudioTags", "ProcessTestSupport", "TestMedia"]),
-        // A music folder's index: tracks, albums, artwork and playlists, persisted in SQLite.
+        // A music folder's index: tracks, albums, artwork and playlists, persisted in SQLite. It
+        // links no player: what reads the files TagLib cannot is given to it (the daemon's is GStreamer's).
         .target(
             name: "MusicLibrary",
-            dependencies: ["AudioTags", "CSQLite", "Digest", "GStreamerPlayback", "MediaRemote", "Playback"]),
+            dependencies: ["AudioTags", "CSQLite", "Digest", "MediaRemote"]),
         .testTarget(
             name: "MusicLibraryTests",
             dependencies: [
-                "MusicLibrary", "AudioTags", "GStreamerPlayback", "MediaRemote", "Playback", "ProcessTestSupport", "TestMedia",
+                "MusicLibrary", "AudioTags", "GStreamerPlayback", "MediaRemote", "ProcessTestSupport", "TestMedia",
+                // The daemon's discoverer, GStreamer's, which the library is given for what TagLib cannot read.
+                "mpris-bridge",
             ]),
         // glibc's malloc extensions, for the daemon to give freed memory back.
         .systemLibrary(name: "CMalloc"),

@@ -1,22 +1,21 @@
 import Glibc
-import Playback
 
 extension LibraryIndex {
     // MARK: Resume points
 
     /// Every saved resume point, by track path.
-    func resumePoints() throws(SQLiteError) -> [String: ResumePoint] {
+    func resumePoints() throws(SQLiteError) -> [String: TrackResumePoint] {
         guard hasResumePoints else { return [:] }
-        var points: [String: ResumePoint] = [:]
+        var points: [String: TrackResumePoint] = [:]
         try database.forEachRow("SELECT path, position_ms, finished FROM resume_points") { row throws(SQLiteError) in
             guard let path = row.text(0) else { return }
-            points[path] = ResumePoint(position: .milliseconds(row.integer(1) ?? 0), isFinished: row.integer(2) == 1)
+            points[path] = TrackResumePoint(position: .milliseconds(row.integer(1) ?? 0), isFinished: row.integer(2) == 1)
         }
         return points
     }
 
     /// Saves `point` for the track at `path`, replacing its earlier one: one row, one statement.
-    func saveResumePoint(_ point: ResumePoint, path: String, now: Int64) throws(SQLiteError) {
+    func saveResumePoint(_ point: TrackResumePoint, path: String, now: Int64) throws(SQLiteError) {
         try database.run(
             """
             INSERT INTO resume_points (path, position_ms, finished, updated) VALUES (?, ?, ?, ?)

@@ -1,5 +1,3 @@
-import GStreamerPlayback
-
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -52,10 +50,10 @@ extension LibraryIndex {
         try database.run("DELETE FROM playlist_entries WHERE playlist = ?", .text(path))
     }
 
-    /// A file the discoverer has read, ready to store.
+    /// A file TagLib or the discoverer has read, ready to store.
     struct ReadFile: Sendable {
         var file: FolderWalk.File
-        var outcome: Result<DiscoveredMedia, DiscovererError>
+        var outcome: Result<AudioFileMetadata, AudioFileReadError>
         /// The SHA-256 of the embedded image, computed off the database's thread.
         var imageHash: String?
     }
@@ -84,7 +82,7 @@ extension LibraryIndex {
         }
     }
 
-    private func insertTrack(file: FolderWalk.File, media: DiscoveredMedia, imageHash: String?) throws(SQLiteError) {
+    private func insertTrack(file: FolderWalk.File, media: AudioFileMetadata, imageHash: String?) throws(SQLiteError) {
         let title = media.title.flatMap { $0.isEmpty ? nil : $0 } ?? LibraryPath.stem(of: file.path)
         let sortArtist = media.albumArtists.first ?? media.artists.first ?? ""
         try database.run(
@@ -105,7 +103,7 @@ extension LibraryIndex {
 
     /// Stores a track row as is, without reading any file: for tests and benchmarks that need a
     /// large index fast.
-    func insertSyntheticTracks(_ tracks: [(file: FolderWalk.File, media: DiscoveredMedia)]) throws {
+    func insertSyntheticTracks(_ tracks: [(file: FolderWalk.File, media: AudioFileMetadata)]) throws {
         try database.transaction {
             for (file, media) in tracks {
                 try forget(file.path)
