@@ -1,5 +1,4 @@
 import MediaRemote
-import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

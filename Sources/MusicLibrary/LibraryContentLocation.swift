@@ -1,6 +1,3 @@
-import MediaRemote
-import Synchronization
-
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else

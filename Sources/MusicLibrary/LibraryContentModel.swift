@@ -15,7 +15,6 @@ import Glibc
 /// folded title, artist and album by number in ``texts`` (``noText`` when absent): what search
 /// reads, with no strings to retain.
 final class LibraryContentModel: Sendable {
-
     /// The number standing for “no text” (a track without an artist).
     static let noText = -1
 
