@@ -70,12 +70,10 @@ let package = Package(
         // The engine on GStreamer's playbin, and tag discovery.
         .target(
             name: "GStreamerPlayback",
-            dependencies: [
-                "AsyncSupport", "CGStreamer", "MediaRemote", "Playback", .product(name: "Logging", package: "swift-log"),
-            ]),
+            dependencies: ["AsyncSupport", "CGStreamer", "Playback", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "GStreamerPlaybackTests",
-            dependencies: ["GStreamerPlayback", "MediaRemote", "Playback", "DBusTestSupport", "ProcessTestSupport", "TestMedia"],
+            dependencies: ["GStreamerPlayback", "Playback", "DBusTestSupport", "ProcessTestSupport", "TestMedia"],
             // The HTTP server the streaming tests run with /usr/bin/python3.
             exclude: ["Python"]),
         // TagLib (C++), behind a C header of the few calls made: Swift needs no C++ interop.
@@ -83,15 +81,18 @@ let package = Package(
         // Reads and writes audio files' tags, length and pictures with TagLib.
         .target(name: "AudioTags", dependencies: ["CTagLib"]),
         .testTarget(name: "AudioTagsTests", dependencies: ["AudioTags", "ProcessTestSupport", "TestMedia"]),
-        // A music folder's index: tracks, albums, artwork and playlists, persisted in SQLite.
+        // A music folder's index: tracks, albums, artwork and playlists, persisted in SQLite. It
+        // links no player: what reads the files TagLib cannot is given to it (the daemon's is GStreamer's).
         .target(
             name: "MusicLibrary",
-            dependencies: ["AudioTags", "CSQLite", "Digest", "GStreamerPlayback", "MediaRemote", "Playback"]),
+            dependencies: ["AudioTags", "CSQLite", "Digest", "MediaRemote"]),
         .testTarget(
             name: "MusicLibraryTests",
             dependencies: [
-                "AsyncSupport", "MusicLibrary", "AudioTags", "GStreamerPlayback", "MediaRemote", "Playback",
-                "ProcessTestSupport", "TestMedia",
+                "AsyncSupport", "MusicLibrary", "AudioTags", "GStreamerPlayback", "MediaRemote", "ProcessTestSupport",
+                "TestMedia",
+                // The daemon's discoverer, GStreamer's, which the library is given for what TagLib cannot read.
+                "mpris-bridge",
             ]),
         // glibc's malloc extensions, for the daemon to give freed memory back.
         .systemLibrary(name: "CMalloc"),

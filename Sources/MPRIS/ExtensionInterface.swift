@@ -152,6 +152,9 @@ final class ExtensionInterface: Sendable {
             guard let audioSession else { throw DBusError(.notSupported, "The player cannot choose its audio output.") }
             do throws(AudioSession.RequestError) {
                 try await audioSession.selectOutputRoute(identifier)
+            } catch .invalidArgument(let reason) {
+                // The session knows no D-Bus: the interface says where its outputs are listed.
+                throw DBusError(.invalidArgs, reason + "; OutputRoutes lists the outputs.")
             } catch {
                 throw Self.dbusError(error)
             }
@@ -162,13 +165,24 @@ final class ExtensionInterface: Sendable {
         replayGain = interface.property("ReplayGain", "off", access: .readWrite) { (requested: String) async throws in
             guard let audioSession else { throw DBusError(.notSupported, "The player has no ReplayGain.") }
             do throws(AudioSession.RequestError) {
-                try await audioSession.setReplayGain(requested)
+                try await audioSession.setReplayGain(Self.replayGainMode(requested, of: audioSession))
             } catch {
                 throw Self.dbusError(error)
             }
             return audioSession.replayGain.rawValue
         }
         canSetReplayGain = interface.property("CanSetReplayGain", false)
+    }
+
+    /// The mode a remote wrote to `ReplayGain`: its D-Bus name (`off`, `track` or `album`),
+    /// parsed here since the session knows no D-Bus. Another name is an invalid argument; to a
+    /// player without ReplayGain any name goes on, for the session to refuse as unsupported.
+    private static func replayGainMode(
+        _ name: String, of audioSession: AudioSession
+    ) throws(AudioSession.RequestError) -> AudioSession.ReplayGainMode {
+        if let mode = AudioSession.ReplayGainMode(rawValue: name) { return mode }
+        guard audioSession.canSetReplayGain else { return .off }
+        throw .invalidArgument("Invalid ReplayGain mode \"\(name.prefix(200))\": off, track or album")
     }
 
     private static func dbusError(_ error: AudioSession.RequestError) -> DBusError {

@@ -144,7 +144,7 @@ public final class AudioSession: Sendable {
         }
         guard let handler else { throw .notSupported("The player cannot choose its audio output") }
         if let identifier, route == nil {
-            throw .invalidArgument("No audio output \"\(identifier.prefix(200))\"; OutputRoutes lists the outputs")
+            throw .invalidArgument("No audio output \"\(identifier.prefix(200))\"")
         }
         do {
             try await handler(route)
@@ -154,18 +154,13 @@ public final class AudioSession: Sendable {
         currentOutputRoute = identifier
     }
 
-    /// A remote's choice of ReplayGain mode, by name (`off`, `track` or `album`). Calls the
-    /// handler, then makes the mode current.
+    /// A remote's choice of ReplayGain mode. Calls the handler, then makes the mode current.
     ///
-    /// - Throws: ``RequestError/notSupported(_:)`` without a handler,
-    ///   ``RequestError/invalidArgument(_:)`` for another name, ``RequestError/failed(_:)``
+    /// - Throws: ``RequestError/notSupported(_:)`` without a handler, ``RequestError/failed(_:)``
     ///   when the handler throws. Nothing changes then.
-    public func setReplayGain(_ name: String) async throws(RequestError) {
+    public func setReplayGain(_ mode: ReplayGainMode) async throws(RequestError) {
         guard let handler = state.withLock({ $0.replayGainHandler }) else {
             throw .notSupported("The player has no ReplayGain")
-        }
-        guard let mode = ReplayGainMode(rawValue: name) else {
-            throw .invalidArgument("Invalid ReplayGain mode \"\(name.prefix(200))\": off, track or album")
         }
         do {
             try await handler(mode)

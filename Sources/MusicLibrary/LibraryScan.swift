@@ -1,6 +1,5 @@
 import Digest
 import Dispatch
-import GStreamerPlayback
 import Glibc
 import Synchronization
 
@@ -15,7 +14,8 @@ extension MusicLibrary {
     /// files and playlists that are new or whose size or modification time changed, forgets the
     /// ones that vanished, and notes every folder's cover image.
     ///
-    /// Audio files are read by TagLib (GStreamer's discoverer for the few it cannot read),
+    /// Audio files are read by TagLib (the library's ``AudioFileDiscoverer`` for the few it
+    /// cannot read; without one, those are failures),
     /// several at once (two per processor, from four to eight), each on a thread of its own so
     /// the caller's executor is never blocked. Results are committed in batches, so a scan that is cancelled or fails keeps what
     /// it has read. A file that cannot be read is listed in ``ScanSummary/failures`` and
@@ -65,8 +65,8 @@ extension MusicLibrary {
         var batch: [LibraryIndex.ReadFile] = []
         var lastCommit = clock.now
         let workers = min(Self.readParallelism, audioToRead.count)
-        let timeout = discoveryTimeout
-        for await read in ReadingPool.read(audioToRead, root: root, workers: workers, discoveryTimeout: timeout) {
+        let makeDiscoverer = self.makeDiscoverer
+        for await read in ReadingPool.read(audioToRead, root: root, workers: workers, makeDiscoverer: makeDiscoverer) {
             // A stream hands out what it has buffered even once the task is cancelled: stop here,
             // keeping what was read so far, rather than store every file the readers got ahead to.
             if Task.isCancelled { break }
@@ -181,11 +181,11 @@ private struct ProgressReporter {
 
 /// Reads audio files on several workers, each a serial Dispatch queue of its own: reading
 /// blocks its thread, and serial queues get a thread even when the pool is busy. Each file is
-/// read by TagLib; the few it cannot read go to the worker's GStreamer discoverer, made on the
-/// first such file, so a library TagLib reads whole never initialises GStreamer.
+/// read by TagLib; the few it cannot read go to the worker's discoverer, made on the first
+/// such file, so a library TagLib reads whole never makes one (nor initialises GStreamer).
 private enum ReadingPool {
     static func read(
-        _ files: [FolderWalk.File], root: String, workers: Int, discoveryTimeout: Duration
+        _ files: [FolderWalk.File], root: String, workers: Int, makeDiscoverer: AudioFileDiscovererFactory?
     ) -> AsyncStream<LibraryIndex.ReadFile> {
         let (stream, continuation) = AsyncStream.makeStream(of: LibraryIndex.ReadFile.self)
         let work = SharedWork(workers: workers)
@@ -194,15 +194,12 @@ private enum ReadingPool {
         if workers == 0 { continuation.finish() }
         for number in 0..<workers {
             DispatchQueue(label: "MusicLibrary.reading.\(number)").async {
-                var discoverer: Result<Discoverer, DiscovererError>?
+                var discoverer: Result<any AudioFileDiscoverer, AudioFileReadError>?
                 while let index = work.next(below: files.count) {
                     continuation.yield(read(files[index], root: root) {
                         if discoverer == nil {
-                            do {
-                                discoverer = .success(try Discoverer(timeout: discoveryTimeout))
-                            } catch {
-                                discoverer = .failure(error as? DiscovererError ?? .initializationFailed("\(error)"))
-                            }
+                            guard let makeDiscoverer else { return .failure(.noDiscoverer) }
+                            discoverer = Result { () throws(AudioFileReadError) in try makeDiscoverer() }
                         }
                         return discoverer!
                     })
@@ -214,19 +211,18 @@ private enum ReadingPool {
     }
 
     private static func read(
-        _ file: FolderWalk.File, root: String, discoverer: () -> Result<Discoverer, DiscovererError>
+        _ file: FolderWalk.File, root: String, discoverer: () -> Result<any AudioFileDiscoverer, AudioFileReadError>
     ) -> LibraryIndex.ReadFile {
         let path = LibraryPath.joined(root, file.path)
         let url = URL(filePath: path, directoryHint: .notDirectory)
-        do {
-            let media = try TagFile.media(at: path) ?? discoverer().get().discover(url)
+        do throws(AudioFileReadError) {
+            // Not `??`: its autoclosure would make the error untyped.
+            let media: AudioFileMetadata
+            if let read = TagFile.media(at: path) { media = read } else { media = try discoverer().get().discover(url) }
             let hash = media.image.map { SHA256.hex(SHA256.hash($0)) }
             return LibraryIndex.ReadFile(file: file, outcome: .success(media), imageHash: hash)
-        } catch let error as DiscovererError {
-            return LibraryIndex.ReadFile(file: file, outcome: .failure(error), imageHash: nil)
         } catch {
-            return LibraryIndex.ReadFile(
-                file: file, outcome: .failure(.failed(url, reason: String(describing: error))), imageHash: nil)
+            return LibraryIndex.ReadFile(file: file, outcome: .failure(error), imageHash: nil)
         }
     }
 

@@ -1,6 +1,5 @@
 import Glibc
 import MediaRemote
-import Playback
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -33,8 +32,9 @@ public final class MusicLibrary: Sendable {
     /// Whether the index could only be opened for reading, as on a full or read-only disk: its
     /// tracks are served, and scans fail until it can be written again.
     public let isReadOnly: Bool
-    /// How long the discoverer may take over one file.
-    public let discoveryTimeout: Duration
+    /// Makes what reads the audio files TagLib cannot (see ``AudioFileDiscoverer``); nil when
+    /// the library has none.
+    let makeDiscoverer: AudioFileDiscovererFactory?
 
     /// The connection scans write with.
     let writer: Mutex<LibraryIndex>
@@ -54,9 +54,12 @@ public final class MusicLibrary: Sendable {
     /// for reading: see ``isReadOnly``. `indexPath` `:memory:` is an empty index in memory that
     /// takes no scan, for a library that has nowhere to keep one.
     ///
+    /// `discoverer` makes what reads the audio files TagLib cannot, for a scan (one per
+    /// reading thread, when it first needs one); without it those files are failures.
+    ///
     /// Throws ``MusicLibraryError/cannotCreateFolder(_:reason:)`` or
     /// ``MusicLibraryError/index(_:)`` when the index cannot be opened at all (no permission).
-    public init(root: String, indexPath: String, discoveryTimeout: Duration = .seconds(10)) throws {
+    public init(root: String, indexPath: String, discoverer: AudioFileDiscovererFactory? = nil) throws {
         let root = LibraryPath.absolute(root)
         let inMemory = indexPath == ":memory:"
         let indexPath = inMemory ? indexPath : LibraryPath.absolute(indexPath)
@@ -90,7 +93,7 @@ public final class MusicLibrary: Sendable {
         }
         self.root = root
         self.indexPath = indexPath
-        self.discoveryTimeout = discoveryTimeout
+        self.makeDiscoverer = discoverer
     }
 
     // MARK: Queries
@@ -219,7 +222,7 @@ public final class MusicLibrary: Sendable {
     /// hundred bytes each. Points outlive a rescan that deletes and re-reads a track's row:
     /// they are keyed by path. A scan forgets the point of a track no longer indexed a month
     /// after it was saved.
-    public func resumePoints() throws -> [Track.ID: ResumePoint] {
+    public func resumePoints() throws -> [Track.ID: TrackResumePoint] {
         try read { try $0.resumePoints() }
     }
 
@@ -228,7 +231,7 @@ public final class MusicLibrary: Sendable {
     /// `BlockingExecutor`). Whether the track is indexed is not checked.
     ///
     /// - Throws: ``MusicLibraryError/index(_:)`` when the index cannot be written (see ``isReadOnly``).
-    public func saveResumePoint(_ point: ResumePoint, ofTrack id: Track.ID) throws {
+    public func saveResumePoint(_ point: TrackResumePoint, ofTrack id: Track.ID) throws {
         guard !isReadOnly else { throw MusicLibraryError.index("the index \(indexPath) cannot be written") }
         do {
             try writer.withLock { index throws(SQLiteError) in

@@ -19,7 +19,7 @@ public struct ScanProgress: Sendable, Hashable {
 public struct ScanFailure: Sendable, Hashable {
     /// The path relative to the library root.
     public var path: String
-    /// A sentence for people, with GStreamer's or the system's own message.
+    /// A sentence for people, with the reader's or the system's own message.
     public var reason: String
 
     /// Creates a failure record.

@@ -1,5 +1,4 @@
 import AudioTags
-import GStreamerPlayback
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -10,11 +9,12 @@ import GStreamerPlayback
 /// Reads what the index keeps of an audio file from its tags, through TagLib: no decoder runs,
 /// so a file costs a fraction of a millisecond instead of a GStreamer preroll.
 enum TagFile {
-    /// The file's media as the discoverer would describe it, or `nil` when TagLib cannot read
-    /// it (a format it does not know, or no length it can tell): the caller then asks GStreamer.
-    static func media(at path: String) -> DiscoveredMedia? {
+    /// The file's media as GStreamer's discoverer would describe it, or `nil` when TagLib
+    /// cannot read it (a format it does not know, or no length it can tell): the caller then
+    /// asks its ``AudioFileDiscoverer``.
+    static func media(at path: String) -> AudioFileMetadata? {
         guard let tags = try? AudioTags.read(path, pictures: true), let duration = tags.duration else { return nil }
-        var media = DiscoveredMedia(duration: duration, isSeekable: true, hasAudio: true, bitrate: tags.bitrate)
+        var media = AudioFileMetadata(duration: duration)
         media.mimeType = tags.mimeType
         media.title = tags.first("TITLE")
         media.artists = values(tags, "ARTIST")

@@ -81,14 +81,14 @@ final class AudioControl: Sendable {
         if mode != .off, !GStreamerEngine.hasReplayGain {
             logger.warning("ReplayGain is off: GStreamer has no rgvolume or rglimiter (gstreamer1.0-plugins-good)")
         }
-        let engine = try GStreamerEngine(audioSink: audioSink, replayGain: mode, output: output)
+        let engine = try GStreamerEngine(audioSink: audioSink, replayGain: ReplayGainMode(mode), output: output)
         state.withLock { $0.engine = engine }
         return engine
     }
 
     private func applyReplayGain(_ mode: AudioSession.ReplayGainMode) async throws {
         if let engine = state.withLock({ $0.engine }) {
-            try await engine.setReplayGain(mode)
+            try await engine.setReplayGain(ReplayGainMode(mode))
         } else if mode != .off, !GStreamerEngine.hasReplayGain {
             throw AudioSession.RequestError.notSupported(
                 "GStreamer has no rgvolume or rglimiter (install gstreamer1.0-plugins-good)")
@@ -129,6 +129,17 @@ final class AudioControl: Sendable {
                     logger.warning("cannot play through \(returning.name) again: \(error)")
                 }
             }
+        }
+    }
+}
+
+extension ReplayGainMode {
+    /// The engine's setting for the mode the session shows remotes.
+    init(_ mode: AudioSession.ReplayGainMode) {
+        switch mode {
+        case .off: self = .off
+        case .track: self = .track
+        case .album: self = .album
         }
     }
 }

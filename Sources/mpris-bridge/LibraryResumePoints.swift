@@ -60,7 +60,7 @@ final class LibraryResumePoints: ResumePointStore {
     func open(_ library: MusicLibrary) {
         let points: [Track.ID: ResumePoint]
         do {
-            points = try library.resumePoints()
+            points = try library.resumePoints().mapValues { ResumePoint(position: $0.position, isFinished: $0.isFinished) }
         } catch {
             logger.warning("the places in long tracks cannot be read: \(error)")
             points = [:]
@@ -131,7 +131,8 @@ final class LibraryResumePoints: ResumePointStore {
         var failure: (any Error)?
         for (path, point) in batch {
             do {
-                try library.saveResumePoint(point, ofTrack: path)
+                try library.saveResumePoint(
+                    TrackResumePoint(position: point.position, isFinished: point.isFinished), ofTrack: path)
             } catch {
                 failure = error
             }

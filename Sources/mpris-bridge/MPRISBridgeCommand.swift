@@ -288,7 +288,8 @@ struct Scan: AsyncParsableCommand {
         guard isDirectory(root) else { throw ValidationError("no music folder at \(root); pass --library DIR") }
         let cache = libraryOptions.cachePath(paths)
         try makeDirectory(cache)
-        let library = try MusicLibrary(root: root, indexPath: cache + "/index.sqlite")
+        let library = try MusicLibrary(
+            root: root, indexPath: cache + "/index.sqlite", discoverer: GStreamerFileDiscoverer.factory())
         let progress = quiet ? nil : ProgressLine()
         var report: (@Sendable (ScanProgress) -> Void)?
         if let progress { report = { progress.show($0) } }

@@ -1,4 +1,3 @@
-import MediaRemote
 import ProcessTestSupport
 import Synchronization
 import TestMedia
@@ -17,7 +16,7 @@ import Testing
 let testSink = "fakesink sync=true"
 
 /// An engine on ``testSink`` whose events are recorded from the start.
-func makeEngine(replayGain: AudioSession.ReplayGainMode = .off) throws -> (GStreamerEngine, EventLog) {
+func makeEngine(replayGain: ReplayGainMode = .off) throws -> (GStreamerEngine, EventLog) {
     let engine = try GStreamerEngine(audioSink: testSink, replayGain: replayGain)
     return (engine, EventLog(engine.events))
 }

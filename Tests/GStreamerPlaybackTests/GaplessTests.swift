@@ -1,4 +1,3 @@
-import MediaRemote
 import Synchronization
 import TestMedia
 import Testing
@@ -50,8 +49,8 @@ final class QueueProvider: Sendable {
 
     /// With ReplayGain too: its elements sit between the items and the output, and each item's
     /// tags set its gain as it starts.
-    @Test(arguments: [AudioSession.ReplayGainMode.off, .album])
-    func handsOverToTheNextItemWithoutAGap(replayGain: AudioSession.ReplayGainMode) async throws {
+    @Test(arguments: [ReplayGainMode.off, .album])
+    func handsOverToTheNextItemWithoutAGap(replayGain: ReplayGainMode) async throws {
         let media = try MediaFolder()
         defer { media.remove() }
         let first = try await media.make("first", .flac, seconds: 1)

@@ -16,7 +16,7 @@ struct AudioSessionTests {
             try await session.selectOutputRoute("speakers")
         }
         await #expect(throws: AudioSession.RequestError.notSupported("The player has no ReplayGain")) {
-            try await session.setReplayGain("track")
+            try await session.setReplayGain(.track)
         }
         #expect(session.currentOutputRoute == nil && session.replayGain == .off)
     }
@@ -41,22 +41,31 @@ struct AudioSessionTests {
             struct Unplugged: Error, CustomStringConvertible { var description: String { "unplugged" } }
             throw Unplugged()
         }
-        await #expect(throws: AudioSession.RequestError.self) { try await session.selectOutputRoute("usb") }
+        // The reason names no D-Bus member: the D-Bus interface adds where the outputs are listed.
+        await #expect(throws: AudioSession.RequestError.invalidArgument("No audio output \"usb\"")) {
+            try await session.selectOutputRoute("usb")
+        }
         #expect(calls.withLock { $0 } == 0)
         let error = await #expect(throws: AudioSession.RequestError.self) { try await session.selectOutputRoute("speakers") }
         #expect(error == .failed("Cannot switch the audio output: unplugged"))
         #expect(session.currentOutputRoute == nil)
     }
 
-    @Test func replayGainTakesTheThreeModesOnly() async throws {
+    @Test func aReplayGainModeIsPassedToTheHandlerAndBecomesCurrentUnlessItFails() async throws {
         let modes = Mutex<[AudioSession.ReplayGainMode]>([])
-        session.setReplayGainHandler { mode in modes.withLock { $0.append(mode) } }
-        try await session.setReplayGain("album")
+        let failing = Mutex(false)
+        session.setReplayGainHandler { mode in
+            modes.withLock { $0.append(mode) }
+            struct Refused: Error, CustomStringConvertible { var description: String { "refused" } }
+            if failing.withLock({ $0 }) { throw Refused() }
+        }
+        try await session.setReplayGain(.album)
         #expect(session.replayGain == .album)
-        let error = await #expect(throws: AudioSession.RequestError.self) { try await session.setReplayGain("Album") }
-        #expect(error == .invalidArgument("Invalid ReplayGain mode \"Album\": off, track or album"))
+        failing.withLock { $0 = true }
+        let error = await #expect(throws: AudioSession.RequestError.self) { try await session.setReplayGain(.track) }
+        #expect(error == .failed("Cannot change ReplayGain: refused"))
         #expect(session.replayGain == .album)
-        #expect(modes.withLock { $0 } == [.album])
+        #expect(modes.withLock { $0 } == [.album, .track])
     }
 
     @Test func observersHearEachChangeOnce() {

@@ -7,6 +7,7 @@ import Glibc
 import MusicLibrary
 import ProcessTestSupport
 import TestMedia
+@testable import mpris_bridge
 
 /// A temporary music folder (and an index file beside it) that a test fills with generated media,
 /// images, playlists and junk.
@@ -24,8 +25,10 @@ struct LibraryFolder {
 
     func remove() { folder.remove() }
 
+    /// The library, given the daemon's discoverer (GStreamer's) for what TagLib cannot read.
     func open(discoveryTimeout: Duration = .seconds(10)) throws -> MusicLibrary {
-        try MusicLibrary(root: root, indexPath: indexPath, discoveryTimeout: discoveryTimeout)
+        try MusicLibrary(
+            root: root, indexPath: indexPath, discoverer: GStreamerFileDiscoverer.factory(timeout: discoveryTimeout))
     }
 
     func path(_ relative: String) -> String { relative.isEmpty ? root : root + "/" + relative }

@@ -5,7 +5,6 @@
 #endif
 import MediaRemote
 import MusicLibrary
-import Playback
 import TestMedia
 import Testing
 
@@ -52,15 +51,15 @@ import Testing
         defer { folder.remove() }
         let library = try folder.open()
         _ = try await library.scan()
-        try library.saveResumePoint(ResumePoint(position: .milliseconds(5_250)), ofTrack: "Books/chapter.ogg")
-        try library.saveResumePoint(ResumePoint(position: .seconds(1)), ofTrack: "Music/song.ogg")
+        try library.saveResumePoint(TrackResumePoint(position: .milliseconds(5_250)), ofTrack: "Books/chapter.ogg")
+        try library.saveResumePoint(TrackResumePoint(position: .seconds(1)), ofTrack: "Music/song.ogg")
         try library.saveResumePoint(.finished, ofTrack: "Music/song.ogg")
         // Retagged: the scan deletes the track's row and inserts it again.
         try await folder.generate(.ogg, "Books/chapter.ogg", seconds: 2, tags: TestMedia.Tags(title: "Chapter 1"))
         let summary = try await library.scan()
         #expect(summary.updated == 1)
-        let expected: [String: ResumePoint] = [
-            "Books/chapter.ogg": ResumePoint(position: .milliseconds(5_250)), "Music/song.ogg": .finished,
+        let expected: [String: TrackResumePoint] = [
+            "Books/chapter.ogg": TrackResumePoint(position: .milliseconds(5_250)), "Music/song.ogg": .finished,
         ]
         #expect(try library.resumePoints() == expected)
         #expect(try folder.open().resumePoints() == expected, "in the file, for the next start")
@@ -73,9 +72,9 @@ import Testing
         defer { folder.remove() }
         let library = try folder.open()
         _ = try await library.scan()
-        try library.saveResumePoint(ResumePoint(position: .seconds(1)), ofTrack: "Books/chapter.ogg")
-        try library.saveResumePoint(ResumePoint(position: .seconds(1)), ofTrack: "Music/song.ogg")
-        try library.saveResumePoint(ResumePoint(position: .seconds(1)), ofTrack: "Gone/old.ogg")
+        try library.saveResumePoint(TrackResumePoint(position: .seconds(1)), ofTrack: "Books/chapter.ogg")
+        try library.saveResumePoint(TrackResumePoint(position: .seconds(1)), ofTrack: "Music/song.ogg")
+        try library.saveResumePoint(TrackResumePoint(position: .seconds(1)), ofTrack: "Gone/old.ogg")
         let database = try SQLiteDatabase(path: folder.indexPath)
         let monthAndADayAgo = Int64(Date().timeIntervalSince1970) - 31 * 24 * 3600
         try database.run("UPDATE resume_points SET updated = ? WHERE path != 'Books/chapter.ogg'", .integer(monthAndADayAgo))
@@ -103,10 +102,10 @@ import Testing
         #expect(library.indexRecovery == nil)
         #expect(try library.trackCount == 2)
         #expect(try library.resumePoints().isEmpty)
-        try library.saveResumePoint(ResumePoint(position: .seconds(3)), ofTrack: "Books/chapter.ogg")
+        try library.saveResumePoint(TrackResumePoint(position: .seconds(3)), ofTrack: "Books/chapter.ogg")
         let summary = try await library.scan()
         #expect((summary.read, summary.unchanged) == (0, 2))
-        #expect(try library.resumePoints() == ["Books/chapter.ogg": ResumePoint(position: .seconds(3))])
+        #expect(try library.resumePoints() == ["Books/chapter.ogg": TrackResumePoint(position: .seconds(3))])
         #expect(try SQLiteDatabase(path: folder.indexPath).integer("PRAGMA user_version") == 2)
     }
 
@@ -124,13 +123,11 @@ import Testing
             Self.track("Book/2.mp3", album: "Book", seconds: 100, genres: ["Audiobook"]),
             Self.track("Songs/1.mp3", album: "Songs", seconds: 100),
         ]
-        let points: [String: ResumePoint] = [
-            "Book/1.mp3": .finished, "Book/2.mp3": ResumePoint(position: .seconds(25)),
-            "Songs/1.mp3": ResumePoint(position: .seconds(50)),
-        ]
+        // What the player's resume points make of them: finished, a quarter, half.
+        let progress: [String: Double] = ["Book/1.mp3": 1, "Book/2.mp3": 0.25, "Songs/1.mp3": 0.5]
         let content = LibraryContent(
             tracks: tracks, playlists: [], libraryName: "Music", artwork: { _ in nil }, resumePolicy: .standard,
-            playbackProgress: { points[$0.id]?.progress(ofDuration: $0.duration) })
+            playbackProgress: { progress[$0.id] })
         let albums = LibraryContent.Tab.albums.indexPath
         // Albums: Book, Songs.
         #expect(content.childItemsDisplayPlaybackProgress(at: albums.appending(0)))

@@ -3,7 +3,6 @@
 #else
     import Foundation
 #endif
-import GStreamerPlayback
 import MediaRemote
 import TestMedia
 import Testing
@@ -64,11 +63,10 @@ import Testing
                 file: FolderWalk.File(
                     path: "Artist \(index % 97)/Album \(index % 13)/\(index).flac", size: 5_000_000 + index,
                     modified: 1_700_000_000_000_000_000, kind: .audio),
-                media: DiscoveredMedia(
+                media: AudioFileMetadata(
                     duration: .seconds(180 + index % 120), title: "Song \(index)", artists: ["Artist \(index % 97)"],
                     album: "Album \(index % 13)", albumArtists: ["Artist \(index % 97)"], genres: ["Rock", "Pop"],
-                    trackNumber: index % 20 + 1, discNumber: 1, releaseDate: "2001-02-03", isSeekable: true,
-                    hasAudio: true, mimeType: "audio/x-flac")
+                    trackNumber: index % 20 + 1, discNumber: 1, releaseDate: "2001-02-03", mimeType: "audio/x-flac")
             )
         }
         // Half the folders have a cover image.
@@ -108,10 +106,10 @@ import Testing
                 file: FolderWalk.File(
                     path: "Artist \(index % 37)/Album \(index % 11)/\(index) é.flac", size: 1_000 + index,
                     modified: 1_700_000_000_000_000_000, kind: .audio),
-                media: DiscoveredMedia(
+                media: AudioFileMetadata(
                     duration: .seconds(100 + index % 50), title: "Song \(index)", artists: ["Artist \(index % 37)"],
                     album: "Album \(index % 11)", albumArtists: [], genres: ["Jazz"], trackNumber: index % 15 + 1,
-                    discNumber: 1, releaseDate: "1999", isSeekable: true, hasAudio: true, mimeType: "audio/x-flac")
+                    discNumber: 1, releaseDate: "1999", mimeType: "audio/x-flac")
             )
         }
         try library.write {

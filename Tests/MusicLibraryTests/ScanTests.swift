@@ -233,6 +233,57 @@ import Testing
         #expect(tracks[1].duration?.isClose(toSeconds: 1) == true, "\(String(describing: tracks[1].duration))")
     }
 
+    /// The discoverer is the library's to be given: made only when a file needs it (never for
+    /// files TagLib reads), its reasons listed as they are; without one such files fail, and
+    /// one that cannot be made fails the files that needed it.
+    @Test func theDiscovererIsMadeOnlyForFilesTagLibCannotRead() async throws {
+        let folder = try LibraryFolder("injected")
+        defer { folder.remove() }
+        try await folder.generate(.ogg, "tagged.ogg", seconds: 1, tags: TestMedia.Tags(title: "By TagLib"))
+        try await folder.generate(.flac, "tagged.flac", seconds: 1, tags: TestMedia.Tags(title: "Also TagLib"))
+
+        /// Reads every file as a two-second track titled by its name, except `junk`, which it refuses.
+        struct NameReader: AudioFileDiscoverer {
+            func discover(_ url: URL) throws(AudioFileReadError) -> AudioFileMetadata {
+                let name = url.deletingPathExtension().lastPathComponent
+                guard name != "junk" else { throw AudioFileReadError(reason: "not music, says the reader") }
+                return AudioFileMetadata(duration: .seconds(2), title: name, mimeType: "audio/x-matroska")
+            }
+        }
+        let made = Mutex(0)
+        let library = try MusicLibrary(root: folder.root, indexPath: folder.indexPath) { () throws(AudioFileReadError) in
+            made.withLock { $0 += 1 }
+            return NameReader()
+        }
+        var summary = try await library.scan()
+        #expect(summary.added == 2 && summary.failures == [], "\(summary)")
+        #expect(made.withLock { $0 } == 0)
+
+        try folder.write("not audio", to: "mystery.mka")
+        try folder.write("not audio either", to: "junk.mka")
+        summary = try await library.scan()
+        #expect(summary.added == 1, "\(summary)")
+        #expect(summary.failures == [ScanFailure(path: "junk.mka", reason: "not music, says the reader")])
+        #expect(try library.track(id: "mystery.mka")?.title == "mystery")
+        // One per reading thread at most, and these two files met at most two threads.
+        #expect((1...2).contains(made.withLock { $0 }))
+
+        // Without a discoverer, or with one that cannot be made, such a file is a failure.
+        try folder.write("still not audio", to: "other.mka")
+        let without = try MusicLibrary(root: folder.root, indexPath: folder.indexPath)
+        summary = try await without.scan()
+        #expect(
+            summary.failures.contains(
+                ScanFailure(path: "other.mka", reason: "TagLib cannot read it, and no other reader was given")),
+            "\(summary)")
+        try folder.write("changed", to: "other.mka")
+        let broken = try MusicLibrary(root: folder.root, indexPath: folder.indexPath) { () throws(AudioFileReadError) in
+            throw AudioFileReadError(reason: "no reader today")
+        }
+        summary = try await broken.scan()
+        #expect(summary.failures.contains(ScanFailure(path: "other.mka", reason: "no reader today")), "\(summary)")
+    }
+
     /// The content revision grows when a scan changes what the library shows, and only then.
     @Test func theContentRevisionMovesOnlyWhenAScanChangesSomething() async throws {
         let folder = try LibraryFolder("revision")

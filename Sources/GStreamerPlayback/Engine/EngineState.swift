@@ -3,7 +3,6 @@
 #else
     import Foundation
 #endif
-import MediaRemote
 import Playback
 
 /// What the calls and the bus thread share, under `GStreamerEngine.control`.
@@ -23,7 +22,7 @@ struct Control: Sendable {
     var target: EngineState = .stopped
     var rate = 1.0
     /// Applies from each run's start (its audio filter); track and album switch live.
-    var replayGain: AudioSession.ReplayGainMode = .off
+    var replayGain: ReplayGainMode = .off
     /// The pipeline's run since its last teardown.
     var run = PipelineRun(generation: 0)
     /// The last teardown marker the bus thread saw: messages before the current run's marker

@@ -4,7 +4,6 @@
     import Foundation
 #endif
 import AsyncSupport
-import MediaRemote
 import Playback
 import Synchronization
 
@@ -67,7 +66,7 @@ public final class GStreamerEngine: PlaybackEngine {
     ///     that cannot choose, plays through the sink's own choice.
     public init(
         audioSink: String = "autoaudiosink", networkTimeout: Duration = .seconds(5),
-        replayGain: AudioSession.ReplayGainMode = .off, output: AudioOutput? = nil
+        replayGain: ReplayGainMode = .off, output: AudioOutput? = nil
     ) throws(PlaybackError) {
         playbin = try Playbin(audioSink: audioSink, networkTimeout: networkTimeout)
         let replayGain = Self.hasReplayGain ? replayGain : .off
@@ -212,8 +211,8 @@ public final class GStreamerEngine: PlaybackEngine {
     /// started. Stays after ``stop()``; nil when nothing is loaded or after an error.
     public var currentURL: URL? { control.withLock { $0.current } }
 
-    /// The ReplayGain mode in use (``AudioSession/ReplayGainMode/off`` at first).
-    public var replayGain: AudioSession.ReplayGainMode { control.withLock { $0.replayGain } }
+    /// The ReplayGain mode in use (``ReplayGainMode/off`` at first).
+    public var replayGain: ReplayGainMode { control.withLock { $0.replayGain } }
 
     /// Whether GStreamer has the ReplayGain elements (`rgvolume`, `rglimiter`, from
     /// gstreamer1.0-plugins-good) that ``setReplayGain(_:)`` needs.
@@ -228,7 +227,7 @@ public final class GStreamerEngine: PlaybackEngine {
     ///
     /// - Throws: ``PlaybackError/Kind/unsupported`` without the ReplayGain elements (nothing
     ///   changes), or an error of reloading the current item.
-    public func setReplayGain(_ mode: AudioSession.ReplayGainMode) async throws(PlaybackError) {
+    public func setReplayGain(_ mode: ReplayGainMode) async throws(PlaybackError) {
         guard mode == .off || Self.hasReplayGain else {
             throw PlaybackError(
                 kind: .unsupported, url: nil,

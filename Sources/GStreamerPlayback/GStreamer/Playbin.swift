@@ -8,7 +8,6 @@
 // internally), so a `Playbin` may be used from any thread.
 
 import CGStreamer
-import MediaRemote
 import Playback
 import Synchronization
 
@@ -219,12 +218,12 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     /// so a restart at another rate can copy from a freed buffer (a crash found by fuzzing:
     /// rate changes across track changes). A fresh element per run has no such past.
     /// rgvolume has no switch to turn it off, so "off" is a filter without it.
-    func renewAudioFilter(replayGain: AudioSession.ReplayGainMode) {
+    func renewAudioFilter(replayGain: ReplayGainMode) {
         Self.setFreshAudioFilter(on: element, replayGain: replayGain)
     }
 
     private static func setFreshAudioFilter(
-        on element: UnsafeMutablePointer<GstElement>, replayGain: AudioSession.ReplayGainMode
+        on element: UnsafeMutablePointer<GstElement>, replayGain: ReplayGainMode
     ) {
         if replayGain != .off {
             // The limiter keeps a gain above 0 dB from clipping (a quiet track brought up).

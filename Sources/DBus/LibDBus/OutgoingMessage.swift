@@ -1,0 +1,204 @@
+// Marshalling: a `Message` built into a libdbus message, checked on the way.
+
+import CDBus
+import Glibc
+
+/// A message marshalled for libdbus, ready to queue. Built on the sender's thread, so a body
+/// that cannot go on the wire throws there, and marshalling stays off the connection's queue.
+final class OutgoingMessage: @unchecked Sendable {  // owned by one thread at a time; libdbus refcounts are thread-safe once threads are initialised
+    /// Used only by the folder's code, which sends it.
+    let pointer: OpaquePointer
+
+    init(_ message: Message) throws {
+        precondition(threadsInitialized, "libdbus could not initialise its thread support")
+        pointer = try Self.build(message)
+    }
+
+    deinit { dbus_message_unref(pointer) }
+}
+
+extension OutgoingMessage {
+    // MARK: Building messages
+
+    fileprivate static func build(_ message: Message) throws -> OpaquePointer {
+        let raw: OpaquePointer?
+        switch message.kind {
+        case .methodCall:
+            guard let path = message.path, let member = message.member else {
+                throw DBusError.invalidArgs("A method call needs a path and a member")
+            }
+            raw = dbus_message_new_method_call(
+                message.destination, path.rawValue, message.interface?.rawValue, member.rawValue)
+            if let raw, !message.expectsReply { dbus_message_set_no_reply(raw, 1) }
+        case .signal:
+            guard let path = message.path, let interface = message.interface, let member = message.member else {
+                throw DBusError.invalidArgs("A signal needs a path, an interface and a member")
+            }
+            raw = dbus_message_new_signal(path.rawValue, interface.rawValue, member.rawValue)
+        case .methodReturn:
+            raw = dbus_message_new(DBUS_MESSAGE_TYPE_METHOD_RETURN)
+        case .error:
+            raw = dbus_message_new(DBUS_MESSAGE_TYPE_ERROR)
+            if let raw { dbus_message_set_error_name(raw, (message.errorName ?? .failed).rawValue) }
+        }
+        guard let raw else { throw DBusError(.failed, "libdbus ran out of memory building a message") }
+        if let replySerial = message.replySerial { dbus_message_set_reply_serial(raw, replySerial) }
+        if let destination = message.destination, message.kind != .methodCall {
+            dbus_message_set_destination(raw, destination)
+        }
+        var iterator = DBusMessageIter()
+        dbus_message_iter_init_append(raw, &iterator)
+        do {
+            for value in message.body { try append(value, to: &iterator, depth: 0) }
+        } catch {
+            dbus_message_unref(raw)
+            throw error
+        }
+        return raw
+    }
+
+    /// Appends one value, checking on the way what libdbus would otherwise
+    /// refuse with a warning (or abort on): element types, NUL in strings,
+    /// empty structs, unix fds and the nesting limit. One pass, no separate validation.
+    private static func append(_ value: DBusValue, to iterator: inout DBusMessageIter, depth: Int) throws {
+        guard depth <= 64 else {
+            throw DBusError(.limitsExceeded, "The value nests more than 64 containers, the D-Bus limit")
+        }
+        switch value {
+        case .byte(let v): try appendBasic(v, "y", &iterator)
+        case .boolean(let v): try appendBasic(dbus_bool_t(v ? 1 : 0), "b", &iterator)
+        case .int16(let v): try appendBasic(v, "n", &iterator)
+        case .uint16(let v): try appendBasic(v, "q", &iterator)
+        case .int32(let v): try appendBasic(v, "i", &iterator)
+        case .uint32(let v): try appendBasic(v, "u", &iterator)
+        case .int64(let v): try appendBasic(v, "x", &iterator)
+        case .uint64(let v): try appendBasic(v, "t", &iterator)
+        case .double(let v): try appendBasic(v, "d", &iterator)
+        case .string(let v): try appendString(v, "s", &iterator)
+        case .objectPath(let v): try appendString(v.rawValue, "o", &iterator)
+        case .signature(let v): try appendString(v.rawValue, "g", &iterator)
+        case .array(let element, let items):
+            if element.containsUnixFD { throw DBusError.unixFDNotSupported }
+            for item in items where !item.hasType(element) {
+                throw DBusError.invalidArgs("An array of '\(element)' holds a value of type '\(item.type)'")
+            }
+            if element == .byte {
+                let bytes: [UInt8] = items.map { item -> UInt8 in
+                    if case .byte(let byte) = item { return byte }
+                    return 0
+                }
+                try withContainer("a", DBusType.byte, &iterator) { inner in
+                    let appended = bytes.withUnsafeBufferPointer { buffer in
+                        var base = buffer.baseAddress
+                        return dbus_message_iter_append_fixed_array(
+                            &inner, Int32(UInt8(ascii: "y")), &base, Int32(buffer.count))
+                    }
+                    if appended == 0 { throw outOfMemory }
+                }
+                return
+            }
+            try withContainer("a", element, &iterator) { inner in
+                for item in items { try append(item, to: &inner, depth: depth + 1) }
+            }
+        case .dictionary(let key, let valueType, let entries):
+            guard key.isBasic else { throw DBusError.invalidArgs("A dictionary key must be a basic type, not '\(key)'") }
+            if key.containsUnixFD || valueType.containsUnixFD { throw DBusError.unixFDNotSupported }
+            let entryType: DBusType = .dictionary(key: key, value: valueType)
+            try withContainer("a", entryType, elementOfArray: true, &iterator) { inner in
+                for entry in entries {
+                    guard entry.key.hasType(key), entry.value.hasType(valueType) else {
+                        throw DBusError.invalidArgs(
+                            "A dictionary of '{\(key)\(valueType)}' holds an entry of type '{\(entry.key.type)\(entry.value.type)}'")
+                    }
+                    try withContainer("e", nil, &inner) { pair in
+                        try append(entry.key, to: &pair, depth: depth + 2)
+                        try append(entry.value, to: &pair, depth: depth + 2)
+                    }
+                }
+            }
+        case .structure(let fields):
+            if fields.isEmpty { throw DBusError.invalidArgs("A D-Bus struct needs at least one field") }
+            try withContainer("r", nil, &iterator) { inner in
+                for field in fields { try append(field, to: &inner, depth: depth + 1) }
+            }
+        case .variant(let variant):
+            let inner = variant.value.type
+            if inner.containsUnixFD { throw DBusError.unixFDNotSupported }
+            try withContainer("v", inner, &iterator) { contents in
+                try append(variant.value, to: &contents, depth: depth + 1)
+            }
+        }
+    }
+
+    private static let outOfMemory = DBusError(.failed, "libdbus ran out of memory building a message")
+
+    private static func appendBasic<T>(_ value: T, _ code: Unicode.Scalar, _ iterator: inout DBusMessageIter) throws {
+        let appended = withUnsafePointer(to: value) { dbus_message_iter_append_basic(&iterator, Int32(code.value), $0) }
+        if appended == 0 { throw outOfMemory }
+    }
+
+    private static func appendString(_ value: String, _ code: Unicode.Scalar, _ iterator: inout DBusMessageIter) throws {
+        let appended = value.withCString { text -> dbus_bool_t? in
+            // A NUL inside would cut the string short on the wire: refuse it instead.
+            guard strlen(text) == value.utf8.count else { return nil }
+            return withUnsafePointer(to: text) { dbus_message_iter_append_basic(&iterator, Int32(code.value), $0) }
+        }
+        guard let appended else { throw DBusError.stringContainsNUL }
+        if appended == 0 { throw outOfMemory }
+    }
+
+    /// Opens a container whose contents have `contents`'s signature (for a dictionary's array
+    /// with `elementOfArray`, the entry's `{kv}`), runs `body` in it and closes it.
+    private static func withContainer(
+        _ code: Unicode.Scalar, _ contents: DBusType, elementOfArray: Bool = false, _ iterator: inout DBusMessageIter,
+        _ body: (inout DBusMessageIter) throws -> Void
+    ) throws {
+        // The signatures of a page of rows are a handful of short strings, asked for thousands
+        // of times: taken from constants rather than built and converted for C each time.
+        if let constant = commonSignature(contents, elementOfArray: elementOfArray) {
+            // A literal's StaticString is NUL-terminated and lives as long as the program.
+            let text = UnsafeRawPointer(constant.utf8Start).assumingMemoryBound(to: CChar.self)
+            return try withContainer(code, text, &iterator, body)
+        }
+        var signature = contents.description
+        if elementOfArray { signature = String(signature.dropFirst()) }
+        return try signature.withCString { try withContainer(code, $0, &iterator, body) }
+    }
+
+    private static func commonSignature(_ type: DBusType, elementOfArray: Bool) -> StaticString? {
+        switch (type, elementOfArray) {
+        case (.string, false): "s"
+        case (.objectPath, false): "o"
+        case (.boolean, false): "b"
+        case (.int32, false): "i"
+        case (.uint32, false): "u"
+        case (.int64, false): "x"
+        case (.uint64, false): "t"
+        case (.double, false): "d"
+        case (.byte, false): "y"
+        case (.variant, false): "v"
+        case (.array(.string), false): "as"
+        case (.array(.objectPath), false): "ao"
+        case (.dictionary(.string, .variant), false): "a{sv}"
+        case (.dictionary(.string, .variant), true): "{sv}"
+        default: nil
+        }
+    }
+
+    private static func withContainer(
+        _ code: Unicode.Scalar, _ signature: UnsafePointer<CChar>?, _ iterator: inout DBusMessageIter,
+        _ body: (inout DBusMessageIter) throws -> Void
+    ) throws {
+        var inner = DBusMessageIter()
+        guard dbus_message_iter_open_container(&iterator, Int32(code.value), signature, &inner) != 0 else {
+            throw outOfMemory
+        }
+        do {
+            try body(&inner)
+        } catch {
+            dbus_message_iter_abandon_container(&iterator, &inner)
+            throw error
+        }
+        guard dbus_message_iter_close_container(&iterator, &inner) != 0 else { throw outOfMemory }
+    }
+}

@@ -1,0 +1,209 @@
+// The folder LibDBus/ is the only code that talks to libdbus. Everything above it works with
+// `Message`, `DBusValue` and Swift closures; no `OpaquePointer` or `Unmanaged` leaves it.
+//
+// Threading model: a `RawConnection` is confined to one serial DispatchQueue.
+// libdbus's watches and timeouts are mapped onto Dispatch sources targeting that queue
+// (`RawConnection+Watches.swift`), so the connection is driven by the kernel's readiness
+// events with no polling thread and no periodic wake-up: an idle daemon costs no processor time.
+
+import CDBus
+import Dispatch
+
+/// Where to connect.
+public enum BusAddress: Sendable, Equatable {
+    /// The session bus named by `DBUS_SESSION_BUS_ADDRESS`.
+    case session
+    /// The system bus.
+    case system
+    /// A bus at an explicit address such as `unix:path=/run/dbus/system_bus_socket`.
+    case address(String)
+}
+
+/// Whether libdbus's thread support is on: every connection and message needs it.
+let threadsInitialized: Bool = dbus_threads_init_default() != 0
+
+/// A libdbus connection confined to `queue`.
+final class RawConnection: @unchecked Sendable {  // every member is used on `queue` only (checked by dispatchPrecondition)
+    let queue: DispatchQueue
+    private let connection: OpaquePointer
+    private var closed = false
+    /// Receives every incoming message, decoded, on `queue`.
+    private let onMessage: (Message) -> Void
+    private var filterData: UnsafeMutableRawPointer?
+
+    /// The unique name the bus gave this connection, such as `:1.42`.
+    let uniqueName: String
+
+    /// Connects and registers with the bus. Blocks for one round trip (the
+    /// `Hello` call); call it on `queue`, then `start()`.
+    init(address: BusAddress, queue: DispatchQueue, onMessage: @escaping (Message) -> Void) throws {
+        dispatchPrecondition(condition: .onQueue(queue))
+        precondition(threadsInitialized, "libdbus could not initialise its thread support")
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        var opened: OpaquePointer?
+        switch address {
+        case .session:
+            opened = dbus_bus_get_private(DBUS_BUS_SESSION, &error)
+        case .system:
+            opened = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error)
+        case .address(let text):
+            opened = dbus_connection_open_private(text, &error)
+            if let candidate = opened, dbus_bus_register(candidate, &error) == 0 {
+                dbus_connection_close(candidate)
+                dbus_connection_unref(candidate)
+                opened = nil
+            }
+        }
+        guard let opened else {
+            throw RawConnection.error(from: &error, fallback: "Could not connect to the bus at \(address)")
+        }
+        // A lost bus must be reported to the caller, never end the process.
+        dbus_connection_set_exit_on_disconnect(opened, 0)
+        // Peer calls go to the object server, which checks their arguments as it does every call's;
+        // libdbus's own answer takes any arguments at all.
+        dbus_connection_set_route_peer_messages(opened, 1)
+        connection = opened
+        uniqueName = dbus_bus_get_unique_name(opened).map { String(cString: $0) } ?? ""
+        self.queue = queue
+        self.onMessage = onMessage
+    }
+
+    /// This machine's D-Bus id (32 hex digits), what `Peer.GetMachineId` answers; nil when it
+    /// cannot be read.
+    static let localMachineID: String? = {
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        guard let id = dbus_try_get_local_machine_id(&error) else { return nil }
+        defer { dbus_free(id) }
+        return String(cString: id)
+    }()
+
+    private static func error(from error: inout CDBus.DBusError, fallback: String) -> DBusError {
+        guard dbus_error_is_set(&error) != 0 else { return DBusError(.failed, fallback) }
+        let name = error.name.map { ErrorName(rawValue: String(cString: $0)) ?? .failed } ?? .failed
+        let message = error.message.map { String(cString: $0) } ?? fallback
+        return DBusError(name, message)
+    }
+
+    /// Installs the message filter and the main-loop integration. On `queue`.
+    func start() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let retained = Unmanaged.passRetained(self).toOpaque()
+        filterData = retained
+        dbus_connection_add_filter(connection, filterCallback, retained, releaseConnectionCallback)
+        dbus_connection_set_watch_functions(
+            connection, addWatchCallback, removeWatchCallback, toggleWatchCallback,
+            Unmanaged.passRetained(self).toOpaque(), releaseConnectionCallback)
+        dbus_connection_set_timeout_functions(
+            connection, addTimeoutCallback, removeTimeoutCallback, toggleTimeoutCallback,
+            Unmanaged.passRetained(self).toOpaque(), releaseConnectionCallback)
+        dbus_connection_set_dispatch_status_function(
+            connection, dispatchStatusCallback, Unmanaged.passRetained(self).toOpaque(), releaseConnectionCallback)
+        dbus_connection_set_wakeup_main_function(
+            connection, wakeUpCallback, Unmanaged.passRetained(self).toOpaque(), releaseConnectionCallback)
+        drain()
+    }
+
+    /// Delivers every message libdbus has queued.
+    func drain() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed else { return }
+        while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
+    }
+
+    /// Queues `message` for sending and returns the serial it was given. On `queue`.
+    @discardableResult
+    func send(_ message: OutgoingMessage) throws -> UInt32 {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed, dbus_connection_get_is_connected(connection) != 0 else { throw DBusError.disconnected() }
+        var serial: dbus_uint32_t = 0
+        guard dbus_connection_send(connection, message.pointer, &serial) != 0 else {
+            throw DBusError(.failed, "libdbus ran out of memory queueing a message")
+        }
+        return serial
+    }
+
+    /// Removes every callback, closes and releases the connection. On `queue`; idempotent.
+    func close() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed else { return }
+        closed = true
+        // Callbacks first: libdbus holds retained references to `self` in them,
+        // and a callback must never run against a connection being torn down.
+        if let filterData { dbus_connection_remove_filter(connection, filterCallback, filterData) }
+        filterData = nil
+        dbus_connection_set_watch_functions(connection, nil, nil, nil, nil, nil)
+        dbus_connection_set_timeout_functions(connection, nil, nil, nil, nil, nil)
+        dbus_connection_set_dispatch_status_function(connection, nil, nil, nil)
+        dbus_connection_set_wakeup_main_function(connection, nil, nil, nil)
+        dbus_connection_close(connection)
+        dbus_connection_unref(connection)
+    }
+
+    // MARK: Incoming messages
+
+    fileprivate func receive(_ raw: OpaquePointer) {
+        onMessage(RawConnection.decode(raw))
+    }
+
+    fileprivate func wakeUp() {
+        queue.async { [self] in drain() }
+    }
+}
+
+// MARK: C callbacks (no captures allowed; `data` carries the RawConnection)
+
+private func connection(_ data: UnsafeMutableRawPointer?) -> RawConnection {
+    Unmanaged<RawConnection>.fromOpaque(data!).takeUnretainedValue()
+}
+
+private func filterCallback(
+    _: OpaquePointer?, _ message: OpaquePointer?, _ data: UnsafeMutableRawPointer?
+) -> DBusHandlerResult {
+    guard let message else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+    connection(data).receive(message)
+    return DBUS_HANDLER_RESULT_HANDLED
+}
+
+private func releaseConnectionCallback(_ data: UnsafeMutableRawPointer?) {
+    guard let data else { return }
+    Unmanaged<RawConnection>.fromOpaque(data).release()
+}
+
+private func addWatchCallback(_ watch: OpaquePointer?, _ data: UnsafeMutableRawPointer?) -> dbus_bool_t {
+    guard let watch else { return 0 }
+    return connection(data).addWatch(watch) ? 1 : 0
+}
+
+private func removeWatchCallback(_ watch: OpaquePointer?, _ data: UnsafeMutableRawPointer?) {
+    if let watch { connection(data).removeWatch(watch) }
+}
+
+private func toggleWatchCallback(_ watch: OpaquePointer?, _ data: UnsafeMutableRawPointer?) {
+    if let watch { connection(data).toggleWatch(watch) }
+}
+
+private func addTimeoutCallback(_ timeout: OpaquePointer?, _ data: UnsafeMutableRawPointer?) -> dbus_bool_t {
+    guard let timeout else { return 0 }
+    return connection(data).addTimeout(timeout) ? 1 : 0
+}
+
+private func removeTimeoutCallback(_ timeout: OpaquePointer?, _ data: UnsafeMutableRawPointer?) {
+    if let timeout { connection(data).removeTimeout(timeout) }
+}
+
+private func toggleTimeoutCallback(_ timeout: OpaquePointer?, _ data: UnsafeMutableRawPointer?) {
+    if let timeout { connection(data).toggleTimeout(timeout) }
+}
+
+private func dispatchStatusCallback(_: OpaquePointer?, _ status: DBusDispatchStatus, _ data: UnsafeMutableRawPointer?) {
+    // Called with libdbus's lock held: never re-enter libdbus here, only schedule.
+    if status == DBUS_DISPATCH_DATA_REMAINS { connection(data).wakeUp() }
+}
+
+private func wakeUpCallback(_ data: UnsafeMutableRawPointer?) {
+    connection(data).wakeUp()
+}

@@ -1,0 +1,211 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension LibraryIndex {
+    // MARK: Queries
+
+    private static let trackColumns = """
+        SELECT path, size, modified, title, artists, album, album_artists, genres, composers, track_number,
+            track_count, disc_number, disc_count, release_date, duration, mime_type, embedded_art
+        FROM tracks
+        """
+
+    /// Every track, ordered by album artist (else first artist), album, disc number, track number,
+    /// title (case-insensitively), then path.
+    func tracks() throws(SQLiteError) -> [Track] {
+        let folderArt = try folderArtURLs()
+        var tracks: [Track] = []
+        tracks.reserveCapacity(try trackCount())
+        let sql = Self.trackColumns + Self.libraryOrder
+        try database.forEachRow(sql) { row throws(SQLiteError) in tracks.append(track(row, folderArt: folderArt)) }
+        return tracks
+    }
+
+    private static let libraryOrder = """
+         ORDER BY sort_artist COLLATE NOCASE, album COLLATE NOCASE, disc_number, track_number,
+            title COLLATE NOCASE, path
+        """
+
+    /// Every track outlined for building the tree, in the order of ``tracks()``: fewer columns
+    /// than ``tracks()``, and no URL made per track.
+    func trackOutlines() throws(SQLiteError) -> [TrackOutline] {
+        let folderArt = try folderArtFiles()
+        var outlines: [TrackOutline] = []
+        outlines.reserveCapacity(try trackCount())
+        let sql = """
+            SELECT path, title, artists, album, album_artists, disc_number, track_number, release_date, size,
+                modified, embedded_art, duration, genres
+            FROM tracks
+            """ + Self.libraryOrder
+        try database.forEachRow(sql) { row throws(SQLiteError) in
+            let path = row.text(0) ?? ""
+            let embedded = row.text(10)
+            let cover = embedded == nil ? folderArt[Self.folder(of: path)] : nil
+            var hasher = Hasher()
+            hasher.combine(path)
+            hasher.combine(row.integer(8))
+            hasher.combine(row.integer(9))
+            hasher.combine(embedded)
+            hasher.combine(cover)
+            outlines.append(
+                TrackOutline(
+                    id: path, title: row.text(1) ?? "", artists: Self.split(row.text(2)), album: row.text(3),
+                    albumArtists: Self.split(row.text(4)), discNumber: row.integer(5).map(Int.init),
+                    trackNumber: row.integer(6).map(Int.init), releaseDate: row.text(7),
+                    duration: row.integer(11).map { .nanoseconds($0) }, genres: Self.split(row.text(12)),
+                    hasArtwork: embedded != nil || cover != nil, fingerprint: hasher.finalize()))
+        }
+        return outlines
+    }
+
+    /// Every track's path, in the order of ``tracks()``.
+    func trackPathsInOrder() throws(SQLiteError) -> [String] {
+        var paths: [String] = []
+        paths.reserveCapacity(try trackCount())
+        try database.forEachRow("SELECT path FROM tracks" + Self.libraryOrder) { row throws(SQLiteError) in
+            paths.append(row.text(0) ?? "")
+        }
+        return paths
+    }
+
+    /// Every track's path with its value of `field`, in no particular order: what sorting the
+    /// tree by a field it does not keep reads, once per tree and field. One query; nothing kept.
+    func forEachTrack(
+        _ field: TrackSortField, _ body: (_ path: String, _ text: String?, _ number: Int64?) -> Void
+    ) throws(SQLiteError) {
+        try database.forEachRow("SELECT path, \(field.column) FROM tracks") { row throws(SQLiteError) in
+            switch field {
+            case .date, .genre: body(row.text(0) ?? "", row.text(1), nil)
+            case .trackNumber, .duration: body(row.text(0) ?? "", nil, row.integer(1))
+            }
+        }
+    }
+
+    func track(path: String) throws(SQLiteError) -> Track? {
+        var found: Track?
+        try database.forEachRow(Self.trackColumns + " WHERE path = ?", [.text(path)]) { row throws(SQLiteError) in
+            found = track(row, folderArt: nil)
+        }
+        guard var track = found, track.artwork == nil else { return found }
+        try database.forEachRow(
+            "SELECT file FROM folder_art WHERE folder = ?", [.text(LibraryPath.folder(of: path))]
+        ) { row throws(SQLiteError) in
+            track.artwork = row.text(0).map { .file(fileURL($0)) }
+        }
+        return track
+    }
+
+    /// The tracks at `paths`, in order; nil where none is indexed. One read transaction.
+    func tracks(paths: [String]) throws -> [Track?] {
+        try database.readTransaction { try paths.map { path throws(SQLiteError) in try track(path: path) } }
+    }
+
+    func trackPaths() throws(SQLiteError) -> Set<String> {
+        var paths: Set<String> = []
+        paths.reserveCapacity(try trackCount())
+        try database.forEachRow("SELECT path FROM tracks") { row throws(SQLiteError) in
+            if let path = row.text(0) { paths.insert(path) }
+        }
+        return paths
+    }
+
+    func trackCount() throws(SQLiteError) -> Int {
+        Int(try database.integer("SELECT count(*) FROM tracks") ?? 0)
+    }
+
+    /// Folder → the URL of its cover image: made once per folder rather than once per track.
+    private func folderArtURLs() throws(SQLiteError) -> [Substring: URL] {
+        try folderArtFiles().mapValues(fileURL)
+    }
+
+    /// Folder → its cover image, relative to the root.
+    private func folderArtFiles() throws(SQLiteError) -> [Substring: String] {
+        var files: [Substring: String] = [:]
+        try database.forEachRow("SELECT folder, file FROM folder_art") { row throws(SQLiteError) in
+            if let folder = row.text(0), let file = row.text(1) { files[folder[...]] = file }
+        }
+        return files
+    }
+
+    /// A track from a row of ``trackColumns``; folder art is looked up in `folderArt` when given.
+    private func track(_ row: SQLiteRow, folderArt: [Substring: URL]?) -> Track {
+        let path = row.text(0) ?? ""
+        let artwork: TrackArtwork? =
+            if let hash = row.text(16) {
+                .embedded(sha256: hash)
+            } else if let folderArt, let url = folderArt[Self.folder(of: path)] {
+                .file(url)
+            } else {
+                nil
+            }
+        return Track(
+            id: path, url: fileURL(path), title: row.text(3) ?? "", artists: Self.split(row.text(4)),
+            album: row.text(5), albumArtists: Self.split(row.text(6)), genres: Self.split(row.text(7)),
+            composers: Self.split(row.text(8)), trackNumber: row.integer(9).map(Int.init),
+            trackCount: row.integer(10).map(Int.init), discNumber: row.integer(11).map(Int.init),
+            discCount: row.integer(12).map(Int.init), releaseDate: row.text(13),
+            duration: row.integer(14).map { .nanoseconds($0) }, mimeType: row.text(15), artwork: artwork,
+            fileSize: Int(row.integer(1) ?? 0), modified: row.integer(2) ?? 0)
+    }
+
+    /// The folder part of a relative path, without copying it.
+    private static func folder(of path: String) -> Substring {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "" }
+        return path[..<slash]
+    }
+
+    /// Every playlist, by path, with entries resolved against the tracks indexed now.
+    func playlists() throws(SQLiteError) -> [Playlist] {
+        var playlists: [Playlist] = []
+        try database.forEachRow("SELECT path, name FROM playlists ORDER BY path") { row throws(SQLiteError) in
+            let path = row.text(0) ?? ""
+            playlists.append(Playlist(id: path, name: row.text(1) ?? "", url: fileURL(path), entries: []))
+        }
+        guard !playlists.isEmpty else { return [] }
+        var positions: [String: Int] = [:]
+        for (index, playlist) in playlists.enumerated() { positions[playlist.id] = index }
+        let sql = """
+            SELECT e.playlist, e.kind, e.target, e.title, e.written, t.path IS NOT NULL
+            FROM playlist_entries e LEFT JOIN tracks t ON e.kind = 0 AND t.path = e.target
+            ORDER BY e.playlist, e.position
+            """
+        try database.forEachRow(sql) { row throws(SQLiteError) in
+            guard let playlist = row.text(0), let index = positions[playlist] else { return }
+            let written = row.text(4) ?? ""
+            let entry: PlaylistEntry =
+                switch row.integer(1) {
+                case 0 where row.integer(5) == 1: .track(row.text(2) ?? "")
+                case 1:
+                    row.text(2).flatMap { URL(string: $0) }.map { .stream($0, title: row.text(3)) } ?? .missing(written)
+                default: .missing(written)
+                }
+            playlists[index].entries.append(entry)
+        }
+        return playlists
+    }
+
+    func playlistCount() throws(SQLiteError) -> Int {
+        Int(try database.integer("SELECT count(*) FROM playlists") ?? 0)
+    }
+
+    /// Everything that could not be read, by path.
+    func failures() throws(SQLiteError) -> [ScanFailure] {
+        var failures: [ScanFailure] = []
+        try database.forEachRow("SELECT path, reason FROM failures ORDER BY path") { row throws(SQLiteError) in
+            failures.append(ScanFailure(path: row.text(0) ?? "", reason: row.text(1) ?? ""))
+        }
+        return failures
+    }
+
+    /// The bytes of an embedded picture, by its SHA-256.
+    func image(sha256: String) throws(SQLiteError) -> Data? {
+        var data: Data?
+        try database.forEachRow("SELECT data FROM images WHERE sha256 = ?", [.text(sha256)]) {
+            row throws(SQLiteError) in data = row.blob(0)
+        }
+        return data
+    }
+}
