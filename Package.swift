@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "Playback",
             dependencies: ["AsyncSupport", "MediaRemote", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "PlaybackTests", dependencies: ["Playback", "MediaRemote"]),
+        .testTarget(name: "PlaybackTests", dependencies: ["AsyncSupport", "Playback", "MediaRemote"]),
         // The engine on GStreamer's playbin, and tag discovery.
         .target(
             name: "GStreamerPlayback",
@@ -128,7 +128,7 @@ let package = Package(
             dependencies: ["ProcessTestSupport", .product(name: "Subprocess", package: "swift-subprocess")]),
         .testTarget(name: "DBusTestSupportTests", dependencies: ["DBusTestSupport", "ProcessTestSupport"]),
         .testTarget(
-            name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "ProcessTestSupport"],
+            name: "DBusTests", dependencies: ["AsyncSupport", "DBus", "DBusTestSupport", "ProcessTestSupport"],
             // Python clients and services run by the tests with /usr/bin/python3.
             exclude: ["Python"]),
     ],

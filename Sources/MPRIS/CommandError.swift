@@ -58,11 +58,10 @@ extension RemoteCommand {
     /// Performs the command as a remote's request: no effect when unavailable,
     /// and a failure status thrown as the matching ``CommandError``.
     ///
-    /// Once the app says the command is queued (``CommandOrder/commandIsQueued()``), the next
-    /// call to the same object may start: a long start of playback does not hold a pause.
+    /// An app that takes the command over in an order of its own (`TurnQueue.reserveTakingOver()`)
+    /// lets the object's next call start meanwhile: a long start of playback does not hold a pause.
     func performForRemote(_ event: Event, action: String) async throws {
-        let call = MethodCallContext.current
-        let status = await CommandOrder.deliver(whenQueued: { call?.allowNextCall() }) { await perform(event) }
+        let status = await perform(event)
         if let error = CommandError.error(for: status, command: action) { throw error }
     }
 }
