@@ -150,33 +150,17 @@ final class ExtensionInterface: Sendable {
 
         interface.method("SelectOutputRoute", arguments: ["Identifier"]) { (identifier: String) async throws in
             guard let audioSession else { throw DBusError(.notSupported, "The player cannot choose its audio output.") }
-            do throws(AudioSession.RequestError) {
-                try await audioSession.selectOutputRoute(identifier)
-            } catch {
-                throw Self.dbusError(error)
-            }
+            try await audioSession.selectOutputRoute(identifier)
         }
         outputRoutes = interface.property("OutputRoutes", [RouteEntry]())
         outputRoute = interface.property("OutputRoute", "")
         canSelectOutputRoute = interface.property("CanSelectOutputRoute", false)
         replayGain = interface.property("ReplayGain", "off", access: .readWrite) { (requested: String) async throws in
             guard let audioSession else { throw DBusError(.notSupported, "The player has no ReplayGain.") }
-            do throws(AudioSession.RequestError) {
-                try await audioSession.setReplayGain(requested)
-            } catch {
-                throw Self.dbusError(error)
-            }
+            try await audioSession.setReplayGain(requested)
             return audioSession.replayGain.rawValue
         }
         canSetReplayGain = interface.property("CanSetReplayGain", false)
-    }
-
-    private static func dbusError(_ error: AudioSession.RequestError) -> DBusError {
-        switch error {
-        case .notSupported(let reason): DBusError(.notSupported, reason + ".")
-        case .invalidArgument(let reason): DBusError(.invalidArgs, reason + ".")
-        case .failed(let reason): DBusError(CommandError.commandFailed, reason + ".")
-        }
     }
 
     /// Follows the audio session: outputs, the one in use, ReplayGain.

@@ -361,7 +361,7 @@ final class PlaylistsInterface: Sendable {
             // A player that takes it over in its own order lets the next call (a pause, say) through meanwhile.
             try await content.initiatePlayback(at: found.path)
         } catch {
-            throw CommandError.error(forPlaybackFailure: error, of: "the playlist '\(found.playlist.name)'")
+            throw CommandError.error(for: error, failing: "The player could not play the playlist '\(found.playlist.name)'")
         }
     }
 
