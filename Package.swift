@@ -130,7 +130,7 @@ let package = Package(
             dependencies: ["ProcessTestSupport", .product(name: "Subprocess", package: "swift-subprocess")]),
         .testTarget(name: "DBusTestSupportTests", dependencies: ["DBusTestSupport", "ProcessTestSupport"]),
         .testTarget(
-            name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "ProcessTestSupport"],
+            name: "DBusTests", dependencies: ["AsyncSupport", "DBus", "DBusTestSupport", "ProcessTestSupport"],
             // Python clients and services run by the tests with /usr/bin/python3.
             exclude: ["Python"]),
     ],

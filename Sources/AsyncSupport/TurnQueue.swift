@@ -8,6 +8,11 @@ import Synchronization
 /// calls even when the work then runs on a task of its own; ``Turn/wait()`` returns once the
 /// place comes up, and ``Turn/pass()`` gives it to the next (a holder may pass early, once the
 /// order no longer matters to it).
+///
+/// Orders chain: work that holds a turn in one queue (a D-Bus object's call) and is carried on
+/// into another (a player's commands) runs with that turn as ``Turn/held``; the later queue
+/// takes its place with ``reserveTakingOver()``, which passes the held turn, so the first
+/// queue's next holder starts while the order of the two is kept.
 public final class TurnQueue: Sendable {
     private struct State {
         var holders = 0
@@ -37,6 +42,16 @@ public final class TurnQueue: Sendable {
             return true
         }
         if comesUp { turn.comeUp() }
+        return turn
+    }
+
+    /// Takes the next place in line for work that holds ``Turn/held`` in an earlier queue, then
+    /// passes that turn: from here this queue keeps the work's order, and the earlier queue's
+    /// next holder may start. The place comes first, so nothing can overtake the work between
+    /// the two queues.
+    public func reserveTakingOver() -> Turn {
+        let turn = reserve()
+        Turn.held?.pass()
         return turn
     }
 
@@ -82,6 +97,11 @@ public final class Turn: Sendable {
     private let state = Mutex<(phase: Phase, waiter: CheckedContinuation<Void, Never>?)>((.waitingInLine, nil))
 
     fileprivate init(queue: TurnQueue) { self.queue = queue }
+
+    /// The turn the current task holds while it carries work on to a later queue, which takes
+    /// the work's place with ``TurnQueue/reserveTakingOver()``; nil when the task holds none.
+    /// Whoever runs work in its turn sets it (a serial D-Bus object does, for its handlers).
+    @TaskLocal public static var held: Turn?
 
     /// Returns once this place has come up (at once if it has, or was passed).
     public func wait() async {

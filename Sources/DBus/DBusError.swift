@@ -59,14 +59,24 @@ public protocol DBusErrorConvertible: Error {
 }
 
 extension DBusError {
+    /// The D-Bus error that `error` is, or names (``DBusErrorConvertible``); nil for any other.
+    ///
+    /// What a method handler throws becomes this; an error it returns nil for becomes
+    /// `org.freedesktop.DBus.Error.Failed`. A layer with its own name for other failures
+    /// (an app's `CommandFailed`) converts with this first, so a named error keeps its name.
+    public init?(converting error: any Error) {
+        switch error {
+        case let error as DBusError: self = error
+        case let error as any DBusErrorConvertible: self = error.dbusError
+        default: return nil
+        }
+    }
+
     /// Turns any thrown error into the D-Bus error a client receives.
     static func from(_ error: any Error) -> DBusError {
-        switch error {
-        case let error as DBusError: error
-        case let error as any DBusErrorConvertible: error.dbusError
-        case is CancellationError: DBusError(.failed, "The call was cancelled")
-        default: DBusError(.failed, String(describing: error))
-        }
+        if let named = DBusError(converting: error) { return named }
+        if error is CancellationError { return DBusError(.failed, "The call was cancelled") }
+        return DBusError(.failed, String(describing: error))
     }
 
     static func invalidArgs(_ message: String) -> DBusError { DBusError(.invalidArgs, message) }

@@ -4,7 +4,10 @@ import Synchronization
 /// In what order an exported object's method calls run.
 public enum CallOrdering: Sendable {
     /// One at a time, in the order they arrived; a call's handler starts when the previous one
-    /// has replied, or earlier if that one calls ``MethodCallContext/allowNextCall()``.
+    /// has replied, or earlier once that one's work has its place in a later order: a handler
+    /// runs holding its turn as `AsyncSupport.Turn.held`, which a queue that takes the work over
+    /// in order passes (`TurnQueue.reserveTakingOver()`), so a long command queued in an app's
+    /// own order does not hold the next call.
     case serial
     /// Calls run alongside each other as they arrive, at most
     /// ``CallOrdering/maximumConcurrentCalls`` at a time per object (or
@@ -25,23 +28,13 @@ public struct MethodCallContext: Sendable {
     public let path: ObjectPath
     public let interface: InterfaceName
     public let member: MemberName
-    /// The call's turn on a `.serial` object; nil on a concurrent one.
-    let turn: Turn?
 
-    init(sender: String?, path: ObjectPath, interface: InterfaceName, member: MemberName, turn: Turn?) {
+    init(sender: String?, path: ObjectPath, interface: InterfaceName, member: MemberName) {
         self.sender = sender
         self.path = path
         self.interface = interface
         self.member = member
-        self.turn = turn
     }
-
-    /// On an object exported ``CallOrdering/serial``, lets the next call's handler start while
-    /// this one goes on; its reply still goes out when it returns. Call it once the order of
-    /// calls no longer matters to this one: when an app has queued the command in an order of
-    /// its own, say, and only waits for the outcome. Does nothing on a concurrent object, or
-    /// when called again.
-    public func allowNextCall() { turn?.pass() }
 
     /// The context of the method call the current task is handling, or nil outside a handler.
     @TaskLocal public static var current: MethodCallContext?
@@ -109,8 +102,8 @@ struct SubtreeRegistration: Sendable {
 
 /// Runs method handlers in a chosen order.
 final class JobRunner: Sendable {
-    /// A handler's run; its argument is its turn on a serial object (nil on a concurrent one).
-    typealias Job = @Sendable (Turn?) async -> Void
+    /// A handler's run.
+    typealias Job = @Sendable () async -> Void
     private let ordering: CallOrdering
     /// One turn at a time on a serial object, `maximumConcurrentCalls` on a concurrent one.
     private let turns: TurnQueue
@@ -126,7 +119,8 @@ final class JobRunner: Sendable {
         let serial = ordering == .serial
         Task {
             await turn.wait()
-            await job(serial ? turn : nil)
+            // On a serial object the handler holds its turn, for a later order to take over.
+            await Turn.$held.withValue(serial ? turn : nil) { await job() }
             turn.pass()
         }
     }
@@ -289,9 +283,8 @@ enum ObjectServer {
         guard call.body.hasTypes(method.inputTypes) else {
             return reply.error(signatureError(interface.name, member, method.inputSignature.rawValue, call))
         }
-        object.jobs.submit { turn in
-            let context = MethodCallContext(
-                sender: call.sender, path: path, interface: interface.name, member: member, turn: turn)
+        object.jobs.submit {
+            let context = MethodCallContext(sender: call.sender, path: path, interface: interface.name, member: member)
             do {
                 let results = try await MethodCallContext.$current.withValue(context) {
                     try await method.invoke(call.body)
@@ -366,9 +359,9 @@ enum ObjectServer {
                 .invalidArgs(
                     "Property '\(propertyName)' of '\(interfaceName)' has type '\(property.type)', not '\(given)'"))
         }
-        object.jobs.submit { turn in
+        object.jobs.submit {
             let context = MethodCallContext(
-                sender: call.sender, path: call.path!, interface: interface.name, member: property.name, turn: turn)
+                sender: call.sender, path: call.path!, interface: interface.name, member: property.name)
             do {
                 if let set = property.set {
                     let stored = try await MethodCallContext.$current.withValue(context) { try await set(variant.value) }

@@ -31,25 +31,43 @@ public enum CommandError {
         }
     }
 
-    /// The error for a failed request to play content (``PlayableContentManager/initiatePlayback(at:)``):
-    /// a ``ContentError`` by its case, a ``DBusError`` (or ``DBusErrorConvertible``)
-    /// the app threw as it is, anything else `CommandFailed` with the error's description.
-    static func error(forPlaybackFailure error: any Error, of what: String) -> DBusError {
-        let prefix = "The player could not play \(what)"
-        switch error {
-        case let error as ContentError:
-            switch error {
-            case .noSuchContent: return DBusError(noSuchContent, "\(prefix): it is no longer there.")
-            case .notPlayable: return DBusError(notPlayable, "\(prefix): it cannot be played.")
-            case .noDelegate: return DBusError(commandFailed, "\(prefix): the app has no content delegate to start playback.")
-            case .searchNotSupported, .invalidQuery, .refreshNotSupported, .actionNotAvailable, .sortNotSupported,
-                .invalidSort:
-                return DBusError(commandFailed, "\(prefix): \(error).")
-            }
-        case let error as DBusError: return error
-        case let error as any DBusErrorConvertible: return error.dbusError
-        case is CancellationError: return DBusError(commandFailed, "\(prefix): playback was cancelled.")
-        default: return DBusError(commandFailed, "\(prefix): \(error)")
+    /// The error a remote receives when an app's call failed with `error`: the D-Bus error it
+    /// is or names (``ContentError`` and ``AudioSession/RequestError`` name theirs below, an
+    /// app may throw a ``DBusError`` or a ``DBusErrorConvertible``), else `CommandFailed`
+    /// saying `failure` ("The player could not play the playlist 'X'") and the error.
+    static func error(for error: any Error, failing failure: String) -> DBusError {
+        DBusError(converting: error) ?? DBusError(commandFailed, "\(failure): \(error)")
+    }
+}
+
+// The one map from the app's errors to the D-Bus errors remotes receive; every interface
+// throws these as they are, and the D-Bus layer converts them.
+
+extension ContentError: DBusErrorConvertible {
+    /// The D-Bus error a remote receives for this error, with its description as the message.
+    public var dbusError: DBusError {
+        switch self {
+        case .noSuchContent: DBusError(CommandError.noSuchContent, description)
+        case .notPlayable: DBusError(CommandError.notPlayable, description)
+        // The app plays nothing: no delegate to ask.
+        case .noDelegate: DBusError(.notSupported, description)
+        case .searchNotSupported: DBusError(.notSupported, description)
+        case .invalidQuery: DBusError(.invalidArgs, description)
+        case .refreshNotSupported: DBusError(.notSupported, description)
+        case .actionNotAvailable: DBusError(.invalidArgs, description)
+        case .sortNotSupported: DBusError(.notSupported, description)
+        case .invalidSort: DBusError(.invalidArgs, description)
+        }
+    }
+}
+
+extension AudioSession.RequestError: DBusErrorConvertible {
+    /// The D-Bus error a remote receives for this error, with its reason as the message.
+    public var dbusError: DBusError {
+        switch self {
+        case .notSupported(let reason): DBusError(.notSupported, reason + ".")
+        case .invalidArgument(let reason): DBusError(.invalidArgs, reason + ".")
+        case .failed(let reason): DBusError(CommandError.commandFailed, reason + ".")
         }
     }
 }
@@ -58,11 +76,10 @@ extension RemoteCommand {
     /// Performs the command as a remote's request: no effect when unavailable,
     /// and a failure status thrown as the matching ``CommandError``.
     ///
-    /// Once the app says the command is queued (``CommandOrder/commandIsQueued()``), the next
-    /// call to the same object may start: a long start of playback does not hold a pause.
+    /// An app that takes the command over in an order of its own (`TurnQueue.reserveTakingOver()`)
+    /// lets the object's next call start meanwhile: a long start of playback does not hold a pause.
     func performForRemote(_ event: Event, action: String) async throws {
-        let call = MethodCallContext.current
-        let status = await CommandOrder.deliver(whenQueued: { call?.allowNextCall() }) { await perform(event) }
+        let status = await perform(event)
         if let error = CommandError.error(for: status, command: action) { throw error }
     }
 }

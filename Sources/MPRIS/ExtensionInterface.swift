@@ -155,8 +155,6 @@ final class ExtensionInterface: Sendable {
             } catch .invalidArgument(let reason) {
                 // The session knows no D-Bus: the interface says where its outputs are listed.
                 throw DBusError(.invalidArgs, reason + "; OutputRoutes lists the outputs.")
-            } catch {
-                throw Self.dbusError(error)
             }
         }
         outputRoutes = interface.property("OutputRoutes", [RouteEntry]())
@@ -164,11 +162,7 @@ final class ExtensionInterface: Sendable {
         canSelectOutputRoute = interface.property("CanSelectOutputRoute", false)
         replayGain = interface.property("ReplayGain", "off", access: .readWrite) { (requested: String) async throws in
             guard let audioSession else { throw DBusError(.notSupported, "The player has no ReplayGain.") }
-            do throws(AudioSession.RequestError) {
-                try await audioSession.setReplayGain(Self.replayGainMode(requested, of: audioSession))
-            } catch {
-                throw Self.dbusError(error)
-            }
+            try await audioSession.setReplayGain(Self.replayGainMode(requested, of: audioSession))
             return audioSession.replayGain.rawValue
         }
         canSetReplayGain = interface.property("CanSetReplayGain", false)
@@ -183,14 +177,6 @@ final class ExtensionInterface: Sendable {
         if let mode = AudioSession.ReplayGainMode(rawValue: name) { return mode }
         guard audioSession.canSetReplayGain else { return .off }
         throw .invalidArgument("Invalid ReplayGain mode \"\(name.prefix(200))\": off, track or album")
-    }
-
-    private static func dbusError(_ error: AudioSession.RequestError) -> DBusError {
-        switch error {
-        case .notSupported(let reason): DBusError(.notSupported, reason + ".")
-        case .invalidArgument(let reason): DBusError(.invalidArgs, reason + ".")
-        case .failed(let reason): DBusError(CommandError.commandFailed, reason + ".")
-        }
     }
 
     /// Follows the audio session: outputs, the one in use, ReplayGain.

@@ -316,12 +316,8 @@ struct MediaTreeNodes: Sendable {
         guard let objectPath = MethodCallContext.current?.path, let path = contentPath(for: objectPath) else {
             throw DBusError(.unknownObject, "No node at this path")
         }
-        do throws(ContentError) {
-            let entry = try content.entry(at: path, readingChildren: false)
-            return (path, entry.item.isContainer || path.isEmpty)
-        } catch {
-            throw error.dbusError
-        }
+        let entry = try content.entry(at: path, readingChildren: false)
+        return (path, entry.item.isContainer || path.isEmpty)
     }
 
     func addListing(to container: Interface) {
@@ -358,8 +354,7 @@ struct MediaTreeNodes: Sendable {
         ) { body in
             guard case .string(let text) = body[0] else { return [] }
             let (offset, maximum, filter) = try Self.window(body, from: 1)
-            let query: ContentQuery
-            do throws(ContentError) { query = try SearchCriteria.parse(text) } catch { throw error.dbusError }
+            let query = try SearchCriteria.parse(text)
             let (path, listsChildren) = try nodes.calledNode()
             guard listsChildren else { return [nodes.dictionaries([], filter: filter)] }
             let found = try await contentCall("search") {
@@ -498,35 +493,13 @@ struct MediaTreeNodes: Sendable {
     }
 }
 
-/// Runs a call into the content manager, turning its errors into the D-Bus
-/// errors a remote receives: ``ContentError``s by kind, and a delegate's own
-/// failure as `org.mprisbridge.Error.CommandFailed` with the reason.
+/// Runs a call into the content manager: its ``ContentError``s and what the app threw reach the
+/// remote as ``CommandError/error(for:failing:)`` names them.
 func contentCall<T>(_ action: String, _ body: () async throws -> T) async throws -> T {
     do {
         return try await body()
-    } catch let error as ContentError {
-        throw error.dbusError
-    } catch let error as DBusError {
-        throw error
     } catch {
-        throw DBusError(CommandError.commandFailed, "Could not \(action): \(error)")
-    }
-}
-
-extension ContentError {
-    /// The D-Bus error a remote receives for this error.
-    var dbusError: DBusError {
-        switch self {
-        case .noSuchContent: DBusError(CommandError.noSuchContent, description)
-        case .notPlayable: DBusError(CommandError.notPlayable, description)
-        case .noDelegate: DBusError(.notSupported, description)
-        case .searchNotSupported: DBusError(.notSupported, description)
-        case .invalidQuery: DBusError(.invalidArgs, description)
-        case .refreshNotSupported: DBusError(.notSupported, description)
-        case .actionNotAvailable: DBusError(.invalidArgs, description)
-        case .sortNotSupported: DBusError(.notSupported, description)
-        case .invalidSort: DBusError(.invalidArgs, description)
-        }
+        throw CommandError.error(for: error, failing: "Could not \(action)")
     }
 }
 

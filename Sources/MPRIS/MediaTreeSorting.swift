@@ -68,8 +68,7 @@ extension MediaTreeNodes {
             guard case .string(let text) = body[0] else { return [] }
             let (offset, maximum, filter) = try Self.window(body, from: 1)
             let sort = try Self.sortOrder(body[4])
-            let query: ContentQuery
-            do throws(ContentError) { query = try SearchCriteria.parse(text) } catch { throw error.dbusError }
+            let query = try SearchCriteria.parse(text)
             let (path, listsChildren) = try nodes.calledNode()
             guard listsChildren else { return [nodes.dictionaries([], filter: filter), .uint32(0)] }
             let found = try await contentCall("search") {
@@ -90,6 +89,6 @@ extension MediaTreeNodes {
     /// The order a `SortBy` argument names; InvalidArgs when it is malformed.
     static func sortOrder(_ value: DBusValue) throws -> ContentSort {
         guard case .string(let text) = value else { throw DBusError(.invalidArgs, "Expected SortBy") }
-        do throws(ContentError) { return try SortCriteria.parse(text) } catch { throw error.dbusError }
+        return try SortCriteria.parse(text)
     }
 }

@@ -359,13 +359,10 @@ final class PlaylistsInterface: Sendable {
             throw DBusError(CommandError.noSuchContent, "No playlist has the id '\(DBusError.excerpt(id.rawValue))'; GetPlaylists lists them.")
         }
         do {
-            // A player that queues it lets the next call (a pause, say) through meanwhile.
-            let call = MethodCallContext.current
-            try await CommandOrder.deliver(whenQueued: { call?.allowNextCall() }) {
-                try await content.initiatePlayback(at: found.path)
-            }
+            // A player that takes it over in its own order lets the next call (a pause, say) through meanwhile.
+            try await content.initiatePlayback(at: found.path)
         } catch {
-            throw CommandError.error(forPlaybackFailure: error, of: "the playlist '\(found.playlist.name)'")
+            throw CommandError.error(for: error, failing: "The player could not play the playlist '\(found.playlist.name)'")
         }
     }
 

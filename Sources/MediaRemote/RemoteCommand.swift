@@ -22,31 +22,6 @@ public enum RemoteCommandHandlerStatus: Sendable, Hashable {
     case notPlayable(reason: String)
 }
 
-/// Lets an app's command target say when a command has its place in the app's own order of
-/// commands, so that a remote's next command need not wait for this one to finish.
-///
-/// A remote delivers commands one at a time, in order (MPRIS calls to one object do), and
-/// some take long to finish: "play this stream" replies once it plays. An app that runs
-/// commands through a queue of its own calls ``commandIsQueued()`` from its target once the
-/// command is in that queue; the remote may then deliver the next command ("pause") at once,
-/// and the app decides how the two meet (the pause may supersede the start). Targets that never
-/// call it keep the remote's one-at-a-time order.
-public enum CommandOrder {
-    @TaskLocal private static var onQueued: (@Sendable () -> Void)?
-
-    /// Says the command the current task is carrying out has its place in the app's order.
-    /// Does nothing outside a remote's delivery, or when called again.
-    public static func commandIsQueued() { onQueued?() }
-
-    /// Runs `body`, a remote's delivery of a command, calling `queued` when the command's target
-    /// says it is queued (see ``commandIsQueued()``).
-    public static func deliver<Result>(
-        whenQueued queued: @escaping @Sendable () -> Void, _ body: () async throws -> Result
-    ) async rethrows -> Result {
-        try await $onQueued.withValue(queued, operation: body)
-    }
-}
-
 /// Identifies one target added with ``RemoteCommand/addTarget(_:)``, so it can be removed.
 public struct RemoteCommandTarget: Sendable, Hashable {
     let id: UInt64

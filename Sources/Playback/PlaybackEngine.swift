@@ -11,8 +11,7 @@
 /// - **Threading.** Every member may be called from any thread or task. Calls that change what
 ///   plays (``load(_:)``, ``play()``, ``pause()``, ``stop()``, ``seek(to:)``, ``setRate(_:)``)
 ///   run one at a time in the order they were made; a call made while another is in progress
-///   waits for it. ``stop()`` and ``load(_:)`` supersede every earlier call still waiting:
-///   those throw ``PlaybackError/Kind/other`` ("interrupted") instead of finishing.
+///   waits for it.
 /// - **Returning.** A call returns when what it asked for has happened in the pipeline
 ///   (prerolled, playing, paused, seeked), or throws when it cannot happen. It never returns
 ///   early on a timer.
@@ -23,7 +22,11 @@
 ///   when no call was waiting, emitted as ``PlaybackEvent/error(_:)`` — never both. The
 ///   failure of an item handed over by the provider is always emitted (a call waiting then
 ///   throws ``PlaybackError/Kind/other``, "stopped because the next item failed").
-/// - **Cancellation.** Calls do not react to task cancellation; ``stop()`` interrupts them.
+/// - **Cancellation** is how a later command supersedes a call: a call whose task is cancelled
+///   (before its turn or while it waits on the pipeline) ends at once, stops the engine as
+///   ``stop()`` does (the current item stays current), and throws
+///   ``PlaybackError/Kind/superseded``. A start waiting on a stream that does not answer is
+///   ended this way, never by a timer of the caller's.
 /// - **Events** arrive on ``events`` in the order things happened in the pipeline; a call that
 ///   waited for something returns after the events of it were emitted.
 public protocol PlaybackEngine: AnyObject, Sendable {
@@ -195,7 +198,10 @@ public struct PlaybackError: Error, Sendable, Equatable, CustomStringConvertible
         case notSeekable
         /// An argument is out of range or malformed; nothing changed.
         case invalidArgument
-        /// Anything else, including a call interrupted by a later `stop()` or `load(_:)`.
+        /// The call's task was cancelled, by a later command that supersedes it: not a failure
+        /// of the item. The engine stopped.
+        case superseded
+        /// Anything else.
         case other
     }
 

@@ -139,19 +139,38 @@ public actor QueuePlayer {
     private var changeObservers: [@Sendable (PlayerSnapshot) -> Void] = []
     /// Tells the observers the position every checkpoint interval while playing.
     private var checkpoints: Task<Void, Never>?
-    /// Whether ``startPlayback(resumingAt:)`` waits on the engine, and whether a later command
-    /// ended that wait.
-    private var isStarting = false
-    private var startSuperseded = false
-    /// Commands that supersede starts (pause, stop, next, …) that arrived and have not had
-    /// their turn yet.
-    private var supersedingCommandsQueued = 0
     /// The order of sequenced operations: one at a time, in the order asked for.
     private let turns = TurnQueue(width: 1)
+    /// Operations accepted that may start playback and have not finished, by acceptance number:
+    /// a later command that changes what plays cancels their tasks (see ``accept(_:_:)``).
+    private var startsInFlight: [Int: StartInFlight] = [:]
+    private var operationsAccepted = 0
     /// Removes each target added by ``start()``.
     private var targets: [@Sendable () -> Void] = []
     /// The gapless hand-over, read on the engine's streaming thread.
     private let handover = Handover()
+
+    /// An accepted operation that may start playback.
+    private struct StartInFlight {
+        let cancel: @Sendable () -> Void
+        /// Waits for the operation of the command that superseded it; nil while none did.
+        var supersededBy: (@Sendable () async -> Void)?
+    }
+
+    /// How an operation meets starts of playback.
+    private struct Precedence {
+        /// It may start playback (and wait on the engine for it): a later command that
+        /// supersedes starts cancels it.
+        var mayStart = false
+        /// It changes what plays or stops it: from its arrival it cancels every operation
+        /// accepted before it that may start playback.
+        var supersedesStarts = false
+
+        static let independent = Precedence()
+        static let mayStart = Precedence(mayStart: true)
+        static let supersedes = Precedence(supersedesStarts: true)
+        static let startsAnew = Precedence(mayStart: true, supersedesStarts: true)
+    }
 
     /// Shared with the engine's streaming thread, hence a class around a lock.
     private final class Handover: Sendable {
@@ -215,14 +234,14 @@ public actor QueuePlayer {
             c.changeRepeatModeCommand.currentRepeatType = queue.repeatMode
             c.changeShuffleModeCommand.currentShuffleType = queue.shuffleMode
             targets = [
-                target(c.playCommand) { player, _ in await player.play() },
-                target(c.pauseCommand, supersedesStart: { _ in true }) { player, _ in await player.pause() },
-                target(c.togglePlayPauseCommand, supersedesStart: { _ in true }) { player, _ in
+                target(c.playCommand, { _ in .mayStart }) { player, _ in await player.play() },
+                target(c.pauseCommand, { _ in .supersedes }) { player, _ in await player.pause() },
+                target(c.togglePlayPauseCommand, { _ in .startsAnew }) { player, _ in
                     player.state == .playing ? await player.pause() : await player.play()
                 },
-                target(c.stopCommand, supersedesStart: { _ in true }) { player, _ in await player.stop() },
-                target(c.nextTrackCommand, supersedesStart: { _ in true }) { player, _ in await player.next() },
-                target(c.previousTrackCommand, supersedesStart: { _ in true }) { player, _ in await player.previous() },
+                target(c.stopCommand, { _ in .supersedes }) { player, _ in await player.stop() },
+                target(c.nextTrackCommand, { _ in .startsAnew }) { player, _ in await player.next() },
+                target(c.previousTrackCommand, { _ in .startsAnew }) { player, _ in await player.previous() },
                 target(c.changePlaybackPositionCommand) { player, event in await player.seek(to: event.positionTime) },
                 target(c.skipForwardCommand) { player, event in
                     await player.seek(to: player.currentPosition + event.interval)
@@ -234,12 +253,15 @@ public actor QueuePlayer {
                 target(c.changeRepeatModeCommand) { player, event in player.setRepeat(event.repeatType) },
                 target(c.changeShuffleModeCommand) { player, event in player.setShuffle(event.shuffleType) },
                 target(c.changeVolumeCommand) { player, event in player.setVolume(event.volume) },
-                target(c.openURLCommand, supersedesStart: { _ in true }) { player, event in await player.open(event.url) },
-                target(c.playItemInQueueCommand, supersedesStart: { _ in true }) { player, event in await player.playItem(identifier: event.identifier) },
-                target(c.addItemToQueueCommand, supersedesStart: { $0.playsImmediately }) { player, event in
+                target(c.openURLCommand, { _ in .startsAnew }) { player, event in await player.open(event.url) },
+                target(c.playItemInQueueCommand, { _ in .startsAnew }) { player, event in
+                    await player.playItem(identifier: event.identifier)
+                },
+                target(c.addItemToQueueCommand, { $0.playsImmediately ? .startsAnew : .independent }) { player, event in
                     await player.addItem(url: event.url, after: event.afterIdentifier, playsImmediately: event.playsImmediately)
                 },
-                target(c.removeItemFromQueueCommand) { player, event in
+                // Removing the current entry plays the next one, but chooses nothing to play.
+                target(c.removeItemFromQueueCommand, { _ in .mayStart }) { player, event in
                     await player.removeItem(identifier: event.identifier)
                 },
             ]
@@ -248,41 +270,17 @@ public actor QueuePlayer {
         publish()
     }
 
-    /// Adds a target to `command` that runs `body` sequenced with everything else. A command
-    /// that `supersedesStart` (it changes what plays, or stops it) first ends a start of
-    /// playback still waiting on the engine, so it never waits behind a stream that does not answer.
+    /// Adds a target to `command` that runs `body` as a command (see ``command(_:_:)``), with
+    /// the precedence the event gives it.
     private func target<Event>(
-        _ command: RemoteCommand<Event>, supersedesStart: @escaping @Sendable (Event) -> Bool = { _ in false },
+        _ command: RemoteCommand<Event>, _ precedence: @escaping @Sendable (Event) -> Precedence = { _ in .independent },
         _ body: @escaping @Sendable (isolated QueuePlayer, Event) async -> RemoteCommandHandlerStatus
     ) -> @Sendable () -> Void {
         let target = command.addTarget { [weak self] event in
             guard let self else { return .noActionableNowPlayingItem }
-            guard supersedesStart(event) else { return await self.sequenced { await body($0, event) } }
-            return await self.sequencedSuperseding { await body($0, event) }
+            return await self.command(precedence(event)) { await body($0, event) }
         }
         return { command.removeTarget(target) }
-    }
-
-    /// Runs `operation` sequenced, as a command that supersedes starts: from its arrival it ends
-    /// a start of playback still waiting on the engine (which fails as superseded, the player
-    /// staying on its item, stopped), and any start that begins before its own turn gives way
-    /// at once. Both matter: a command can arrive while the start it must end is still queued,
-    /// not yet running.
-    private func sequencedSuperseding<T: Sendable>(
-        _ operation: @escaping @Sendable (isolated QueuePlayer) async -> T
-    ) async -> T {
-        supersedingCommandsQueued += 1
-        await supersedeWaitingStart()
-        return await sequenced { player in
-            player.supersedingCommandsQueued -= 1
-            return await operation(player)
-        }
-    }
-
-    private func supersedeWaitingStart() async {
-        guard isStarting, !startSuperseded else { return }
-        startSuperseded = true
-        await engine?.stop()
     }
 
     /// Removes the targets and stops the engine. Call before dropping the player.
@@ -292,10 +290,10 @@ public actor QueuePlayer {
         targets = []
         checkpoints?.cancel()
         checkpoints = nil
-        // Not sequenced first: stopping the engine interrupts a call still waiting on it, so an
-        // operation stuck on the engine cannot hold up the shutdown.
-        await engine?.stop()
+        // A start still waiting on the engine gives way, so it cannot hold up the shutdown.
+        for start in startsInFlight.values { start.cancel() }
         await sequenced { player in
+            await player.engine?.stop()
             player.engineEvents?.cancel()
             player.engine = nil
             player.loaded = nil
@@ -326,7 +324,7 @@ public actor QueuePlayer {
     public func replaceQueue(with items: [QueueItem], startingAt index: Int = 0, play: Bool)
         async -> RemoteCommandHandlerStatus
     {
-        return await sequencedSuperseding { player in
+        return await command(play ? .startsAnew : .supersedes) { player in
             await player.unload()
             player.queue.replace(with: Array(items.prefix(player.configuration.maximumQueueLength)), currentIndex: index)
             player.queueChanged()
@@ -455,16 +453,75 @@ public actor QueuePlayer {
 
     /// Runs `operation` after every operation asked for before it, and returns its result. It
     /// runs on a task of its own: a caller that goes away does not cancel it.
-    private func sequenced<T: Sendable>(_ operation: @escaping @Sendable (isolated QueuePlayer) async -> T) async -> T {
-        let turn = turns.reserve()
+    private func sequenced<T: Sendable>(
+        _ precedence: Precedence = .independent, _ operation: @escaping @Sendable (isolated QueuePlayer) async -> T
+    ) async -> T {
+        let (task, number) = accept(precedence, operation)
+        let result = await task.value
+        startsInFlight[number] = nil
+        return result
+    }
+
+    /// Runs a command's `operation` as ``sequenced(_:_:)`` does and returns its status; a
+    /// command superseded meanwhile answers once the command that superseded it took effect.
+    private func command(
+        _ precedence: Precedence,
+        _ operation: @escaping @Sendable (isolated QueuePlayer) async -> RemoteCommandHandlerStatus
+    ) async -> RemoteCommandHandlerStatus {
+        let (task, number) = accept(precedence, operation)
+        let status = await task.value
+        if let later = startsInFlight.removeValue(forKey: number)?.supersededBy { await later() }
+        return status
+    }
+
+    /// Takes `operation`'s place in the player's order and starts its task, which waits for its
+    /// turn. The place is taken before anything else, so a remote's next command, which may be
+    /// delivered from here on (the remote's turn is passed), comes after it.
+    ///
+    /// This is the one way a command supersedes another: one that ``Precedence/supersedesStarts``
+    /// cancels, on arrival, the tasks of the operations before it that ``Precedence/mayStart``,
+    /// running or still waiting for their turn. Their changes to the queue stand; a start of
+    /// playback in a cancelled task ends at once (the engine's wait included) and leaves the
+    /// player meaning to play, for the later command to decide from (see
+    /// ``resumeSupersededStart()``).
+    private func accept<T: Sendable>(
+        _ precedence: Precedence, _ operation: @escaping @Sendable (isolated QueuePlayer) async -> T
+    ) -> (Task<T, Never>, number: Int) {
+        let turn = turns.reserveTakingOver()
         let task = Task { () async -> T in
             await turn.wait()
             defer { turn.pass() }
-            return await operation(self)
+            // The operation holds no remote's turn: what it starts (the engine's events) must not pass one.
+            return await Turn.$held.withValue(nil) {
+                let result = await operation(self)
+                if precedence.mayStart { await self.resumeSupersededStart() }
+                return result
+            }
         }
-        // In line: a remote may deliver its next command while this one runs.
-        CommandOrder.commandIsQueued()
-        return await task.value
+        if precedence.supersedesStarts {
+            let later: @Sendable () async -> Void = { _ = await task.value }
+            for number in startsInFlight.keys {
+                startsInFlight[number]?.cancel()
+                startsInFlight[number]?.supersededBy = later
+            }
+        }
+        let number = operationsAccepted
+        operationsAccepted += 1
+        if precedence.mayStart { startsInFlight[number] = StartInFlight(cancel: { task.cancel() }) }
+        return (task, number)
+    }
+
+    /// Plays again after a start was superseded, unless a later command supersedes this
+    /// operation too: the command that superseded it (a "next" at the end of the queue, an
+    /// "open" of a URL refused) may have left nothing to decide what plays.
+    private func resumeSupersededStart() async {
+        guard state == .playing, loaded == nil, !Task.isCancelled, queue.current != nil else { return }
+        _ = await startPlayback(resumingAt: position)
+    }
+
+    /// Whether `error` says a later command cancelled the call.
+    private static func isSuperseded(_ error: any Error) -> Bool {
+        (error as? PlaybackError)?.kind == .superseded || error is CancellationError
     }
 
     // MARK: Commands
@@ -484,9 +541,13 @@ public actor QueuePlayer {
         }
         guard state == .playing else { return .success }
         let now = currentPosition
-        if let engine {
+        // Nothing loaded while playing: a start was superseded, and nothing plays to pause.
+        if let engine, loaded != nil {
             do {
                 try await engine.pause()
+            } catch where Self.isSuperseded(error) {
+                // A later command decides what plays; this one's word, paused, stands until then.
+                loaded = nil
             } catch {
                 logger.warning("pausing failed: \(error)")
                 return .commandFailed
@@ -535,6 +596,12 @@ public actor QueuePlayer {
         if let engine, loaded?.identifier == item.identifier {
             do {
                 try await engine.seek(to: target)
+            } catch where Self.isSuperseded(error) {
+                // A later command decides what plays; it starts from here.
+                loaded = nil
+                position = target
+                since = .now
+                return .success
             } catch {
                 logger.warning("seeking \(item.url) failed: \(error)")
                 return .commandFailed
@@ -591,7 +658,7 @@ public actor QueuePlayer {
         if let full = queueIsFull { return full }
         let item: QueueItem
         do {
-            item = try await resolve(url)
+            item = try await resolved(url)
         } catch {
             logger.notice("cannot open \(url): \(error)")
             return .notPlayable(reason: "\(error)")
@@ -614,6 +681,13 @@ public actor QueuePlayer {
         return await startPlayback(resumingAt: .zero)
     }
 
+    /// The entry for `url`, resolved on a task of its own: a command superseded meanwhile still
+    /// adds its entry (only its start of playback gives way).
+    private func resolved(_ url: URL) async throws -> QueueItem {
+        let resolve = self.resolve
+        return try await Task { try await resolve(url) }.value
+    }
+
     /// The refusal of one more entry when the queue holds its maximum, or nil when there is room.
     private var queueIsFull: RemoteCommandHandlerStatus? {
         guard queue.count >= configuration.maximumQueueLength else { return nil }
@@ -624,7 +698,7 @@ public actor QueuePlayer {
         if let full = queueIsFull { return full }
         let item: QueueItem
         do {
-            item = try await resolve(url)
+            item = try await resolved(url)
         } catch {
             logger.notice("cannot add \(url): \(error)")
             return .notPlayable(reason: "\(error)")
@@ -656,21 +730,17 @@ public actor QueuePlayer {
     /// cannot be played it is skipped, and the next one is tried, until one plays or every
     /// item of the queue failed once. A failing audio output is no item's fault: the player
     /// stops where it is and answers ``RemoteCommandHandlerStatus/deviceNotFound``.
+    ///
+    /// A later command supersedes the start by cancelling its task: the start then ends at once,
+    /// answers ``RemoteCommandHandlerStatus/success`` (the later command has the last word), and
+    /// leaves the player meaning to play from `start` with nothing loaded, unpublished.
     private func startPlayback(resumingAt start: Duration) async -> RemoteCommandHandlerStatus {
-        isStarting = true
-        // A command queued behind this one takes over what plays: do not wait on the engine first.
-        startSuperseded = supersedingCommandsQueued > 0
-        defer {
-            isStarting = false
-            startSuperseded = false
-        }
         var attempts = 0
         var start = start
         while let item = queue.current, attempts < max(queue.count, 1) {
             attempts += 1
             do {
-                // Superseded between two waits on the engine: as if the wait had been ended.
-                if startSuperseded { throw CancellationError() }
+                try Task.checkCancellation()
                 let engine = try engineInUse()
                 var loadedAfresh = false
                 if loaded?.identifier != item.identifier {
@@ -690,12 +760,15 @@ public actor QueuePlayer {
                 // In progress from here: a finished item is one no longer.
                 if loadedAfresh { rememberPosition(of: item, at: start, finishing: false) }
                 return .success
-            } catch where startSuperseded {
-                // A later command took over: not the item's fault, and not for this start to go on.
+            } catch where Self.isSuperseded(error) {
+                // A later command took over: not the item's fault, and not for this start to go
+                // on. The player means to play as asked; the later command decides from there.
                 logger.info("starting \(item.url) was superseded by a later command")
                 loaded = nil
-                setPosition(.zero, state: .stopped)
-                return .commandFailed
+                position = start
+                since = .now
+                state = .playing
+                return .success
             } catch let error as PlaybackError where error.kind == .outputDevice {
                 logger.warning("the audio output failed: \(error.message)")
                 await unload(remembering: false)
@@ -741,7 +814,8 @@ public actor QueuePlayer {
         engineEvents = Task { [weak self] in
             for await event in engine.events {
                 guard let self else { return }
-                await self.sequenced { await $0.handle(event) }
+                // An event may start the next item, which a later command supersedes.
+                await self.sequenced(.mayStart) { await $0.handle(event) }
             }
         }
         return engine
@@ -858,7 +932,8 @@ public actor QueuePlayer {
     // MARK: Publishing
 
     private var currentPosition: Duration {
-        guard state == .playing else { return position }
+        // Meaning to play with nothing loaded (a superseded start): the position stands.
+        guard state == .playing, loaded != nil else { return position }
         var elapsed = position + (ContinuousClock.now - since) * rate
         if let duration = queue.current?.info.playbackDuration ?? engineDuration { elapsed = min(elapsed, duration) }
         return elapsed

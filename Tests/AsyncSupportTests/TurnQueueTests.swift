@@ -82,4 +82,45 @@ final class Holders: Sendable {
         await fourth.wait()
         fourth.pass()
     }
+
+    /// Work that holds a turn in one queue and is taken over by a later one passes that turn once
+    /// it has its place there: the first queue's next holder starts while the work goes on, and
+    /// the later queue keeps the order the first one gave.
+    @Test(.timeLimit(.minutes(1))) func aLaterQueueTakesTheOrderOverAndPassesTheHeldTurn() async {
+        let calls = TurnQueue(width: 1)
+        let app = TurnQueue(width: 1)
+        let log = Log()
+        let (release, releaseNow) = AsyncStream.makeStream(of: Void.self)
+        var tasks: [Task<Void, Never>] = []
+        for number in 0..<3 {
+            let call = calls.reserve()
+            tasks.append(
+                Task {
+                    await call.wait()
+                    await Turn.$held.withValue(call) {
+                        let place = app.reserveTakingOver()
+                        log.append("queued \(number)")
+                        await place.wait()
+                        // The first holds the app's order until the test lets it go: the calls after
+                        // it are queued meanwhile, which they could not be if it still held their line.
+                        if number == 0 {
+                            var iterator = release.makeAsyncIterator()
+                            _ = await iterator.next()
+                        }
+                        log.append("ran \(number)")
+                        place.pass()
+                    }
+                    call.pass()
+                })
+        }
+        while log.all.count < 3 { await Task.yield() }
+        #expect(log.all == ["queued 0", "queued 1", "queued 2"])
+        releaseNow.yield()
+        for task in tasks { await task.value }
+        #expect(log.all == ["queued 0", "queued 1", "queued 2", "ran 0", "ran 1", "ran 2"])
+        // Outside a holder's work it takes a place like any other.
+        let place = app.reserveTakingOver()
+        await place.wait()
+        place.pass()
+    }
 }

@@ -1,3 +1,4 @@
+import AsyncSupport
 import DBus
 import DBusTestSupport
 import ProcessTestSupport
@@ -94,18 +95,21 @@ import Testing
             #expect(most == CallOrdering.maximumConcurrentCalls, "\(most) ran at once")
         }
     }
-    /// On a serial object a handler that allows the next call lets it start, and reply, while it
-    /// goes on; calls still start in the order they arrived.
+    /// On a serial object a handler whose work an app's own order takes over lets the next call
+    /// start, and reply, while it goes on; calls still start in the order they arrived.
     @Test func aSerialHandlerCanLetTheNextCallStartBeforeItReplies() async throws {
         try await withTestService { fixture in
             let interface = Interface("org.mprisbridge.Turns1")
+            let appOrder = TurnQueue(width: 1)
             let started = Mutex<[UInt32]>([])
             let othersDone = AsyncStream.makeStream(of: Void.self)
             interface.method("Hold", arguments: ["milliseconds", "allows"], results: ["milliseconds"]) {
                 (milliseconds: UInt32, allows: Bool) async -> UInt32 in
                 started.withLock { $0.append(milliseconds) }
                 if allows {
-                    MethodCallContext.current?.allowNextCall()
+                    // The app takes the call over in an order of its own: the object's next call may start.
+                    let place = appOrder.reserveTakingOver()
+                    defer { place.pass() }
                     // Holds until the others replied (or 10 s: without the turn passed they cannot).
                     let timeout = Task {
                         try? await Task.sleep(for: .seconds(10))

@@ -272,22 +272,28 @@ import Testing
         #expect(!log.events.contains { $0.isError })
     }
 
-    @Test func aLaterStopInterruptsAWaitingCall() async throws {
+    /// A later command supersedes a call by cancelling its task: the call ends, whether it
+    /// waited for its turn or on the pipeline, the engine stops, and the call says it was superseded.
+    @Test func aCancelledCallEndsAsSupersededAndStopsTheEngine() async throws {
         let media = try MediaFolder()
         defer { media.remove() }
         let url = try await media.make("tone", .ogg, seconds: 2)
         let (engine, log) = try makeEngine()
         try await engine.load(url)
-        async let playing: Void = engine.play()
-        async let stopped: Void = engine.stop()
-        _ = await stopped
+        let playing = Task { try await engine.play() }
+        playing.cancel()
         do {
-            try await playing
+            try await playing.value
+            Issue.record("a cancelled play finished")
         } catch {
-            #expect((error as? PlaybackError)?.kind == .other, "\(error)")
+            #expect((error as? PlaybackError)?.kind == .superseded, "\(error)")
         }
         try await log.first { $0 == .stateChanged(.stopped) }
         #expect(engine.position == nil)
+        // The item stays current: a play after it starts it again.
+        try await engine.play()
+        #expect(try await eventually { engine.position != nil })
+        #expect(!log.events.contains { $0.isError })
     }
 }
 

@@ -11,8 +11,9 @@ import Testing
 #endif
 
 /// An engine that plays nothing: it records what it was asked, fails to load
-/// URLs containing "broken", and lets a test emit engine events and trigger
-/// the gapless hand-over.
+/// URLs containing "broken", waits on URLs containing "stalled" until its call is cancelled (a
+/// stream that never answers), and lets a test emit engine events and trigger the gapless
+/// hand-over. A cancelled call stops it and throws `superseded`, as the protocol says.
 final class ScriptedEngine: PlaybackEngine {
     struct State {
         var loaded: URL?
@@ -26,6 +27,8 @@ final class ScriptedEngine: PlaybackEngine {
         /// Like GStreamer with a short file: ask what follows while prerolling.
         var asksWhileLoading = false
         var answersWhileLoading: [URL?] = []
+        /// How long each load takes (a file's preroll), during which a later command may supersede it.
+        var loadTime: Duration = .zero
     }
     let state = Mutex(State())
     let events: AsyncStream<PlaybackEvent>
@@ -49,8 +52,28 @@ final class ScriptedEngine: PlaybackEngine {
     }
     var calls: [String] { state.withLock { $0.calls } }
 
+    /// Throws `superseded`, stopped, when the calling task was cancelled.
+    private func superseded(_ url: URL?) -> PlaybackError? {
+        guard Task.isCancelled else { return nil }
+        state.withLock { state in
+            state.loaded = nil
+            state.playing = false
+            state.calls.append("superseded")
+        }
+        return PlaybackError(kind: .superseded, url: url, message: "superseded")
+    }
+
     func load(_ url: URL) async throws(PlaybackError) {
-        state.withLock { $0.calls.append("load \(url.lastPathComponent)") }
+        let loadTime = state.withLock { state in
+            state.calls.append("load \(url.lastPathComponent)")
+            return state.loadTime
+        }
+        if url.path().contains("stalled") {
+            try? await Task.sleep(for: .seconds(3600))
+        } else if loadTime > .zero {
+            try? await Task.sleep(for: loadTime)
+        }
+        if let error = superseded(url) { throw error }
         guard !url.path().contains("broken") else {
             throw PlaybackError(kind: .unsupported, url: url, message: "could not decode \(url.lastPathComponent)")
         }
@@ -66,6 +89,7 @@ final class ScriptedEngine: PlaybackEngine {
         emit(.streamStarted(url))
     }
     func play() async throws(PlaybackError) {
+        if let error = superseded(nil) { throw error }
         try state.withLock { (state) throws(PlaybackError) in
             guard state.loaded != nil else { throw PlaybackError(kind: .notLoaded, url: nil, message: "nothing loaded") }
             state.playing = true
@@ -73,6 +97,7 @@ final class ScriptedEngine: PlaybackEngine {
         }
     }
     func pause() async throws(PlaybackError) {
+        if let error = superseded(nil) { throw error }
         state.withLock {
             $0.playing = false
             $0.calls.append("pause")
@@ -86,12 +111,14 @@ final class ScriptedEngine: PlaybackEngine {
         }
     }
     func seek(to position: Duration) async throws(PlaybackError) {
+        if let error = superseded(nil) { throw error }
         state.withLock {
             $0.position = position
             $0.calls.append("seek \(position)")
         }
     }
     func setRate(_ rate: Double) async throws(PlaybackError) {
+        if let error = superseded(nil) { throw error }
         state.withLock {
             $0.rate = rate
             $0.calls.append("rate \(rate)")

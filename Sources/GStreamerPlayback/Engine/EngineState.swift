@@ -12,8 +12,6 @@ import Playback
 /// the bus thread's own changes (buffering holds, a failure's teardown) must not interleave
 /// with a call's.
 struct Control: Sendable {
-    /// Bumped by each `stop()`/`load()` call: earlier calls are superseded.
-    var epoch = 0
     /// The current item; kept after `stop()`, cleared by an error.
     var current: URL?
     /// Whether the pipeline holds `current` (false when stopped, after an error, or empty).

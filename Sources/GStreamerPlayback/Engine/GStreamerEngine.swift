@@ -85,7 +85,7 @@ public final class GStreamerEngine: PlaybackEngine {
             defer { control.waiters.removeAll() }
             return control.waiters
         }
-        for waiter in waiters { waiter.finish(.failed(Self.interrupted(nil))) }
+        for waiter in waiters { waiter.finish(.failed(Self.stopped(nil))) }
         continuation.finish()
     }
 
@@ -106,39 +106,39 @@ public final class GStreamerEngine: PlaybackEngine {
             throw PlaybackError(
                 kind: .invalidArgument, url: url, message: "Only file, http and https URLs can be played")
         }
-        try await perform(superseding: true) { epoch throws(PlaybackError) in
-            try await preroll(url, announcing: true, at: nil, epoch: epoch)
+        try await perform { () throws(PlaybackError) in
+            try await preroll(url, announcing: true, at: nil)
         }
     }
 
     public func play() async throws(PlaybackError) {
-        try await perform(superseding: false) { epoch throws(PlaybackError) in
-            let (isActive, current) = try withControl(epoch) { control throws(PlaybackError) in
+        try await perform { () throws(PlaybackError) in
+            let (isActive, current) = try withControl { control throws(PlaybackError) in
                 (control.isActive, control.current)
             }
             guard let current else { throw Self.notLoaded }
-            if !isActive { try await preroll(current, announcing: false, at: nil, epoch: epoch) }
-            try await start(.playing, epoch: epoch)
+            if !isActive { try await preroll(current, announcing: false, at: nil) }
+            try await start(.playing)
         }
     }
 
     public func pause() async throws(PlaybackError) {
-        try await perform(superseding: false) { epoch throws(PlaybackError) in
-            let (isActive, current) = try withControl(epoch) { control throws(PlaybackError) in
+        try await perform { () throws(PlaybackError) in
+            let (isActive, current) = try withControl { control throws(PlaybackError) in
                 (control.isActive, control.current)
             }
             guard let current else { throw Self.notLoaded }
             if !isActive {
-                try await preroll(current, announcing: false, at: nil, epoch: epoch)
+                try await preroll(current, announcing: false, at: nil)
             } else {
-                try await start(.paused, epoch: epoch)
+                try await start(.paused)
             }
         }
     }
 
     public func stop() async {
-        try? await perform(superseding: true) { epoch throws(PlaybackError) in
-            try withControl(epoch) { control throws(PlaybackError) in
+        try? await perform { () throws(PlaybackError) in
+            try withControl { control throws(PlaybackError) in
                 teardown(&control)
                 control.isActive = false
                 control.target = .stopped
@@ -150,8 +150,8 @@ public final class GStreamerEngine: PlaybackEngine {
         guard position >= .zero else {
             throw PlaybackError(kind: .invalidArgument, url: nil, message: "Cannot seek to a negative position \(position)")
         }
-        try await perform(superseding: false) { epoch throws(PlaybackError) in
-            let rate = try withControl(epoch) { control throws(PlaybackError) in
+        try await perform { () throws(PlaybackError) in
+            let rate = try withControl { control throws(PlaybackError) in
                 guard control.isActive else { throw Self.notLoaded }
                 if let duration = playbin.duration, position > duration {
                     throw PlaybackError(
@@ -160,7 +160,7 @@ public final class GStreamerEngine: PlaybackEngine {
                 }
                 return control.rate
             }
-            try await seekCurrent(to: position, rate: rate, epoch: epoch, reloadingIfLost: true)
+            try await seekCurrent(to: position, rate: rate, reloadingIfLost: true)
         }
     }
 
@@ -168,8 +168,8 @@ public final class GStreamerEngine: PlaybackEngine {
         guard rate.isFinite, rate > 0 else {
             throw PlaybackError(kind: .invalidArgument, url: nil, message: "Invalid playback rate \(rate): must be above 0")
         }
-        try await perform(superseding: false) { epoch throws(PlaybackError) in
-            let applies = try withControl(epoch) { control throws(PlaybackError) in
+        try await perform { () throws(PlaybackError) in
+            let applies = try withControl { control throws(PlaybackError) in
                 guard control.isActive, control.rate != rate else {
                     setRate(rate, &control)
                     return false
@@ -177,7 +177,7 @@ public final class GStreamerEngine: PlaybackEngine {
                 return true
             }
             guard applies else { return }
-            try await seekCurrent(to: playbin.position ?? .zero, rate: rate, epoch: epoch, reloadingIfLost: true)
+            try await seekCurrent(to: playbin.position ?? .zero, rate: rate, reloadingIfLost: true)
         }
     }
 
@@ -233,8 +233,8 @@ public final class GStreamerEngine: PlaybackEngine {
                 kind: .unsupported, url: nil,
                 message: "ReplayGain needs GStreamer's rgvolume and rglimiter (gstreamer1.0-plugins-good)")
         }
-        try await perform(superseding: false) { epoch throws(PlaybackError) in
-            let reload = try withControl(epoch) { control throws(PlaybackError) -> (URL, EngineState)? in
+        try await perform { () throws(PlaybackError) in
+            let reload = try withControl { control throws(PlaybackError) -> (URL, EngineState)? in
                 let old = control.replayGain
                 control.replayGain = mode
                 guard control.isActive, old != mode, let current = control.current, playbin.isSeekable else { return nil }
@@ -242,7 +242,7 @@ public final class GStreamerEngine: PlaybackEngine {
                 return (current, control.target)
             }
             guard let (url, target) = reload else { return }
-            try await self.reload(url, at: playbin.position ?? .zero, restoring: target, epoch: epoch)
+            try await self.reload(url, at: playbin.position ?? .zero, restoring: target)
         }
     }
 
@@ -270,8 +270,8 @@ public final class GStreamerEngine: PlaybackEngine {
                 kind: .unsupported, url: nil,
                 message: "This audio sink plays to a fixed output; use autoaudiosink or pulsesink to choose one")
         }
-        try await perform(superseding: false) { epoch throws(PlaybackError) in
-            let reload = try withControl(epoch) { control throws(PlaybackError) -> (URL, EngineState)? in
+        try await perform { () throws(PlaybackError) in
+            let reload = try withControl { control throws(PlaybackError) -> (URL, EngineState)? in
                 playbin.selectOutput(output?.device)
                 // A sink keeps the server's default it started with: a new one follows the default.
                 guard output == nil, control.isActive, let current = control.current, playbin.isSeekable else {
@@ -280,7 +280,7 @@ public final class GStreamerEngine: PlaybackEngine {
                 return (current, control.target)
             }
             guard let (url, target) = reload else { return }
-            try await self.reload(url, at: playbin.position ?? .zero, restoring: target, epoch: epoch)
+            try await self.reload(url, at: playbin.position ?? .zero, restoring: target)
         }
     }
 
@@ -290,29 +290,35 @@ public final class GStreamerEngine: PlaybackEngine {
 
     // MARK: - Commands
 
-    /// Runs `body` after every earlier call, unless a later `stop()`/`load(_:)` supersedes this
-    /// one first. A superseding call interrupts the waits of every earlier call.
-    private func perform(
-        superseding: Bool, _ body: (_ epoch: Int) async throws(PlaybackError) -> Void
-    ) async throws(PlaybackError) {
-        let (epoch, interrupted) = control.withLock { control in
-            guard superseding else { return (control.epoch, [Waiter]()) }
-            control.epoch += 1
-            defer { control.waiters.removeAll() }
-            return (control.epoch, control.waiters)
-        }
-        for waiter in interrupted { waiter.finish(.failed(Self.interrupted(nil))) }
+    /// Runs `body` after every earlier call. A call whose task is cancelled (a later command
+    /// superseded it) does not start, or ends its wait on the pipeline, and stops the engine as
+    /// ``stop()`` does before it throws ``PlaybackError/Kind/superseded``.
+    private func perform(_ body: () async throws(PlaybackError) -> Void) async throws(PlaybackError) {
         try await withTaskExecutorPreference(ownThread) { () async throws(PlaybackError) in
-            try await commands.run { () async throws(PlaybackError) in try await body(epoch) }
+            try await commands.run { () async throws(PlaybackError) in
+                do throws(PlaybackError) {
+                    try await body()
+                } catch {
+                    if error.kind == .superseded {
+                        // On the engine's thread, like every state change: a teardown may block.
+                        control.withLock { control in
+                            teardown(&control)
+                            control.isActive = false
+                            control.target = .stopped
+                        }
+                    }
+                    throw error
+                }
+            }
         }
     }
 
-    /// Runs `body` under the control lock if no later `stop()`/`load(_:)` superseded the call.
+    /// Runs `body` under the control lock, unless the call's task was cancelled.
     private func withControl<Result: Sendable>(
-        _ epoch: Int, _ body: (inout Control) throws(PlaybackError) -> Result
+        _ body: (inout Control) throws(PlaybackError) -> Result
     ) throws(PlaybackError) -> Result {
         try control.withLock { (control: inout Control) throws(PlaybackError) -> Result in
-            guard control.epoch == epoch else { throw Self.interrupted(control.current) }
+            guard !Task.isCancelled else { throw Self.superseded(control.current) }
             return try body(&control)
         }
     }
@@ -320,9 +326,9 @@ public final class GStreamerEngine: PlaybackEngine {
     /// Loads `url` into a fresh pipeline run and waits until it is prerolled (paused), then
     /// seeks to `position` if given. The rate applies from the first segment (Playbin.rate).
     private func preroll(
-        _ url: URL, announcing: Bool, at position: Duration?, epoch: Int
+        _ url: URL, announcing: Bool, at position: Duration?
     ) async throws(PlaybackError) {
-        let (waiter, rate) = try withControl(epoch) { control throws(PlaybackError) in
+        let (waiter, rate) = try withControl { control throws(PlaybackError) in
             teardown(&control)
             playbin.renewAudioFilter(replayGain: control.replayGain)
             setCurrent(url, &control)
@@ -349,14 +355,14 @@ public final class GStreamerEngine: PlaybackEngine {
         try await wait(for: waiter, url: url)
         // The stream starts at the engine's rate already (see Playbin.rate).
         if let position, position > .zero {
-            try await seekCurrent(to: position, rate: rate, epoch: epoch, reloadingIfLost: false)
+            try await seekCurrent(to: position, rate: rate, reloadingIfLost: false)
         }
     }
 
     /// Moves a prerolled pipeline to `state` (playing or paused) and waits until it is there.
     /// While network buffering is below 100 %, PLAYING is reached only once it is done.
-    private func start(_ state: EngineState, epoch: Int) async throws(PlaybackError) {
-        let waiter = try withControl(epoch) { control throws(PlaybackError) -> Waiter? in
+    private func start(_ state: EngineState) async throws(PlaybackError) {
+        let waiter = try withControl { control throws(PlaybackError) -> Waiter? in
             guard control.isActive else { throw Self.notLoaded }
             control.target = state
             // The listener decided: an interruption under way no longer resumes anything.
@@ -382,16 +388,16 @@ public final class GStreamerEngine: PlaybackEngine {
     /// seek got lost, reloads the current item at `position` instead and restores playing or
     /// paused (when `reloadingIfLost`).
     private func seekCurrent(
-        to position: Duration, rate: Double, epoch: Int, reloadingIfLost: Bool
+        to position: Duration, rate: Double, reloadingIfLost: Bool
     ) async throws(PlaybackError) {
         enum Plan: Sendable {
             case wait(Waiter)
             case reload(URL, EngineState)
         }
         // A flushing seek while playing passes through PAUSED: not a change worth reporting.
-        try withControl(epoch) { control throws(PlaybackError) in control.reported.quietSeeks += 1 }
+        try withControl { control throws(PlaybackError) in control.reported.quietSeeks += 1 }
         defer { control.withLock { $0.reported.quietSeeks -= 1 } }
-        let plan = try withControl(epoch) { control throws(PlaybackError) -> Plan in
+        let plan = try withControl { control throws(PlaybackError) -> Plan in
             guard control.isActive, let current = control.current else { throw Self.notLoaded }
             guard handover.withLock({ !$0.pending.isEmpty }) || playbin.isSeekable else {
                 throw PlaybackError(kind: .notSeekable, url: current, message: "This stream cannot seek")
@@ -438,28 +444,28 @@ public final class GStreamerEngine: PlaybackEngine {
             case .done: return
             case .failed(let error): throw error
             case .timedOut:
-                let target = try withControl(epoch) { control throws(PlaybackError) in
+                let target = try withControl { control throws(PlaybackError) in
                     control.waiters.removeAll { $0 === waiter }
                     return (control.current, control.target)
                 }
                 guard reloadingIfLost, let current = target.0 else {
                     throw PlaybackError(kind: .other, url: target.0, message: "The seek did not complete")
                 }
-                try await reload(current, at: position, restoring: target.1, epoch: epoch)
+                try await reload(current, at: position, restoring: target.1)
             }
         case .reload(let url, let target):
-            try await reload(url, at: position, restoring: target, epoch: epoch)
+            try await reload(url, at: position, restoring: target)
         }
     }
 
     /// Plays `url` again from `position`, in `state`, without announcing it as a new stream.
     private func reload(
-        _ url: URL, at position: Duration, restoring state: EngineState, epoch: Int
+        _ url: URL, at position: Duration, restoring state: EngineState
     ) async throws(PlaybackError) {
-        try withControl(epoch) { control throws(PlaybackError) in control.reported.quietSeeks += 1 }
+        try withControl { control throws(PlaybackError) in control.reported.quietSeeks += 1 }
         defer { control.withLock { $0.reported.quietSeeks -= 1 } }
-        try await preroll(url, announcing: false, at: position, epoch: epoch)
-        if state == .playing { try await start(.playing, epoch: epoch) }
+        try await preroll(url, announcing: false, at: position)
+        if state == .playing { try await start(.playing) }
     }
 
     /// Waits for `waiter`; a state change that failed at once gets a bounded wait for its ERROR.
@@ -491,7 +497,7 @@ public final class GStreamerEngine: PlaybackEngine {
         playbin.postMarker(control.run.generation)
         let abandoned = control.waiters
         control.waiters.removeAll()
-        for waiter in abandoned { waiter.finish(.failed(Self.interrupted(control.current))) }
+        for waiter in abandoned { waiter.finish(.failed(Self.stopped(control.current))) }
     }
 
     /// Makes `about-to-finish` hand nothing over until a flushing seek issued after this call
@@ -526,7 +532,12 @@ public final class GStreamerEngine: PlaybackEngine {
 
     static let notLoaded = PlaybackError(kind: .notLoaded, url: nil, message: "Nothing is loaded")
 
-    static func interrupted(_ url: URL?) -> PlaybackError {
-        PlaybackError(kind: .other, url: url, message: "Interrupted by a later stop() or load()")
+    /// What a call still waiting when the pipeline is torn down (after a failure) throws.
+    static func stopped(_ url: URL?) -> PlaybackError {
+        PlaybackError(kind: .other, url: url, message: "Interrupted: the pipeline was stopped")
+    }
+
+    static func superseded(_ url: URL?) -> PlaybackError {
+        PlaybackError(kind: .superseded, url: url, message: "Superseded by a later command")
     }
 }

@@ -41,8 +41,17 @@ final class Waiter: Sendable {
         continuation?.resume(returning: outcome)
     }
 
-    /// Waits for the outcome, or `.timedOut` after `timeout` (nil waits for ever).
+    /// Waits for the outcome, or `.timedOut` after `timeout` (nil waits for ever); a cancelled
+    /// task's wait ends at once, failed as superseded.
     func outcome(within timeout: Duration?) async -> Outcome {
+        await withTaskCancellationHandler {
+            await waitForOutcome(within: timeout)
+        } onCancel: {
+            finish(.failed(GStreamerEngine.superseded(nil)))
+        }
+    }
+
+    private func waitForOutcome(within timeout: Duration?) async -> Outcome {
         let timer = timeout.map { timeout in
             Task { [weak self] in
                 try? await Task.sleep(for: timeout)
