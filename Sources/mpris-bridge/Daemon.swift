@@ -14,15 +14,15 @@ import UnixSignals
 /// The daemon: the library, the player and its MPRIS face, as services in one service group.
 ///
 /// The group starts every service at once; milestones order their start, chosen for speed:
-/// the player publishes and owns its bus name first (clients find it within milliseconds),
+/// the player has its commands, then publishes and owns its bus name (clients find it within milliseconds),
 /// then the tree opens the library and publishes itself, then the saved queue is restored
 /// (the daemon is ready), then Bluetooth registers, the outputs are followed and the library
 /// is rescanned and followed. GStreamer is loaded when something plays, or once ready to
 /// follow the audio outputs when the sink can choose one (`autoaudiosink`, `pulsesink`).
 ///
 /// On SIGTERM, SIGINT, a remote's Quit or the loss of the bus, the group stops the services
-/// one at a time in the reverse order of their listing: the state is saved first, the bus
-/// connection closed last. A stop that takes longer than ``shutdownDeadline`` is cut short
+/// one at a time in the reverse order of their listing: the state is saved first, then playback
+/// stops, and the bus connection is closed last. A stop that takes longer than ``shutdownDeadline`` is cut short
 /// (``shutdownStep(_:_:)``), and the exit status says so.
 enum Daemon {
     /// How long a graceful shutdown may take before the services are cancelled: a stopping
@@ -47,6 +47,7 @@ enum Daemon {
     static func serviceGroup(settings: ServeSettings, connection: Connection, logger: Logger) throws -> ServiceGroup {
         let commands = RemoteCommandCenter()
         let nowPlaying = NowPlayingInfoCenter()
+        let playbackStarted = Milestone<Void>()
         let nameOwned = Milestone<Void>()
         // The library is opened once the name is owned (it checks the index first); until then
         // a URL cannot be resolved.
@@ -86,13 +87,14 @@ enum Daemon {
         let rescan = LibraryRescan(settings: settings, logger: logger, player: player, library: library, tree: tree)
         let refresh = LibraryRefresh { try await rescan.run() }
 
-        // Stopped in the reverse order: each service stops before those it depends on.
+        // Stopped in the reverse order: the state is written first, then playback stops (the
+        // sound stops at once), then the rest stops before what it depends on.
         var services: [any Service] = [
             BusService(connection: connection, logger: logger),
             OutputsService(audio: audio, ready: ready),
             PlayerService(
-                player: player, mpris: mpris, connection: connection, settings: settings, logger: logger,
-                nameOwned: nameOwned),
+                mpris: mpris, connection: connection, settings: settings, logger: logger,
+                playbackStarted: playbackStarted, nameOwned: nameOwned),
             TreeService(
                 settings: settings, logger: logger, connection: connection, player: player, nowPlaying: nowPlaying,
                 manager: content, store: store, resumePoints: resumePoints, refresh: refresh, nameOwned: nameOwned,
@@ -103,6 +105,7 @@ enum Daemon {
             services.append(
                 BluetoothService(mpris: mpris, connection: connection, settings: settings, logger: logger, ready: ready))
         }
+        services.append(PlaybackService(player: player, started: playbackStarted))
         services.append(
             StateStoreService(
                 store: store, player: player, resumePoints: resumePoints, logger: logger, library: library, tree: tree,
