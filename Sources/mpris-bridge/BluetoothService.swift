@@ -22,7 +22,7 @@ struct BluetoothService: Service, CustomStringConvertible {
             return await register()
         }
         try? await gracefulShutdown()
-        guard let registration = registration ?? nil else { return }
+        guard let registration else { return }
         try await shutdownStep("unregistering from Bluetooth") { [connection] in
             await registration.stop()
             if registration.connection !== connection { registration.connection.close() }

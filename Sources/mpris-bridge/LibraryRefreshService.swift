@@ -16,14 +16,17 @@ struct LibraryRefreshService: Service, CustomStringConvertible {
     var description: String { "library refresh" }
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            try await ready.value()
-            let library = try await library.value().library
+        // Not a child task: starting to follow the folder (an inotify watch on each of its
+        // thousands of folders) cannot be interrupted, and a daemon stopped just after it is
+        // ready need not wait for it. Cancelled, it stops at its next step.
+        let following = Task { [self] in
+            guard (try? await ready.value()) != nil, let library = try? await library.value().library else { return }
             if settings.scansAtStart && !library.isReadOnly, await !rescan() { return }
             // Then the folder is followed: what is added, changed, moved or removed shows.
             if settings.watchesLibrary && !library.isReadOnly { await watchLibrary() }
         }
         try? await gracefulShutdown()
+        following.cancel()
         await refresh.stop()
     }
 
