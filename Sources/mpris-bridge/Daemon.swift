@@ -2,8 +2,8 @@ import DBus
 import Logging
 import MPRIS
 import MediaRemote
-import Playback
 import MusicLibrary
+import Playback
 import ServiceLifecycle
 import UnixSignals
 
@@ -14,16 +14,17 @@ import UnixSignals
 /// The daemon: the library, the player and its MPRIS face, as services in one service group.
 ///
 /// The group starts every service at once; milestones order their start, chosen for speed:
-/// the player has its commands, then publishes and owns its bus name (clients find it within milliseconds),
-/// then the tree opens the library and publishes itself, then the saved queue is restored
-/// (the daemon is ready), then Bluetooth registers, the outputs are followed and the library
-/// is rescanned and followed. GStreamer is loaded when something plays, or once ready to
-/// follow the audio outputs when the sink can choose one (`autoaudiosink`, `pulsesink`).
+/// the player takes its commands, then publishes and owns its bus name (clients find it
+/// within milliseconds), then the tree opens the library and publishes itself, then the saved
+/// queue is restored (the daemon is ready), then Bluetooth registers, the outputs are followed
+/// and the library is rescanned and followed. GStreamer is loaded when something plays, or
+/// once ready to follow the audio outputs when the sink can choose one (`autoaudiosink`,
+/// `pulsesink`).
 ///
 /// On SIGTERM, SIGINT, a remote's Quit or the loss of the bus, the group stops the services
-/// one at a time in the reverse order of their listing: the state is saved first, then playback
-/// stops, and the bus connection is closed last. A stop that takes longer than ``shutdownDeadline`` is cut short
-/// (``shutdownStep(_:_:)``), and the exit status says so.
+/// one at a time in the reverse order of their listing: the state is saved first, then
+/// playback stops, and the bus connection is closed last. A stop that takes longer than
+/// ``shutdownDeadline`` is cut short (``shutdownStep(_:_:)``), and the exit status says so.
 enum Daemon {
     /// How long a graceful shutdown may take before the services are cancelled: a stopping
     /// daemon is not kept alive by a bus or a bluetoothd that does not answer (systemd would
