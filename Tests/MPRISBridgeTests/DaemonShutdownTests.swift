@@ -22,8 +22,11 @@ import Testing
             _ = try await daemon.playerctl("position", "2")
             // The seek was saved; playing on is saved only every 15 s, or on the way out.
             _ = try await SavedState.wait(in: daemon.stateDirectory) { $0.currentIdentifier == library.tracks[1].path }
+            // Played on to 4 s (a 20 s bound, for a clear failure if it never gets there).
+            let playing = ContinuousClock.now
             var position = 0.0
             while position < 4 {
+                try #require(ContinuousClock.now - playing < .seconds(20), "stuck at \(position) s")
                 try await Task.sleep(for: .milliseconds(100))
                 position = try #require(Double(try await daemon.playerctl("position")))
             }
