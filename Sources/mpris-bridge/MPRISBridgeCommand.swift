@@ -187,15 +187,14 @@ struct Serve: AsyncParsableCommand {
             watchesLibrary: !noWatch && isDirectory(library), resumePolicy: try resumePolicy(library: library),
             replayGain: replayGain.flatMap(AudioSession.ReplayGainMode.init(rawValue:)), unlessRunning: unlessRunning,
             treeLayout: treeLayout, treeCacheRows: treeCacheRows, registersWithBluetooth: bluetooth)
-        if unlessRunning, let owner = try await BridgeService.runningPlayer(settings) {
-            logger.info("a player named \(name) already serves on this bus (\(owner)); nothing to start")
-            return
-        }
-        let group = ServiceGroup(
-            services: [BridgeService(settings: settings, logger: logger)],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         do {
-            try await group.run()
+            let connection = try await Daemon.connect(settings)
+            if unlessRunning, let owner = try await Daemon.runningPlayer(settings, on: connection) {
+                logger.info("a player named \(name) already serves on this bus (\(owner)); nothing to start")
+                connection.close()
+                return
+            }
+            try await Daemon.serviceGroup(settings: settings, connection: connection, logger: logger).run()
         } catch {
             logger.critical("\(error)")
             throw ExitCode.failure

@@ -76,9 +76,9 @@ final class StateStore: Sendable {
         settingsChanged.yield()
     }
 
-    /// Writes `snapshot` now, after any pending save and setting, stops the writers and closes
-    /// the database.
-    func close(with snapshot: PlayerSnapshot) async {
+    /// Writes `snapshot` (nil: none, as when the daemon stops before it restored the saved
+    /// state) now, after any pending save and setting, stops the writers and closes the database.
+    func close(with snapshot: PlayerSnapshot?) async {
         pending.finish()
         settingsChanged.finish()
         await writer.value
@@ -88,7 +88,7 @@ final class StateStore: Sendable {
         await Task(executorPreference: writingThread) {
             // Saved after the settings writer's last turn.
             for (key, value) in pendingSettings.take() { writes.writeSetting(key, value) }
-            writes.write(snapshot)
+            if let snapshot { writes.write(snapshot) }
             writes.closeDatabase()
         }.value
     }
