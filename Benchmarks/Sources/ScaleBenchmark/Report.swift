@@ -80,6 +80,7 @@ struct ScaleReport {
         func seconds(_ nanoseconds: UInt64) -> Double { Double(nanoseconds) / 1e9 }
         let cold = figures.cold
         let walk = figures.walk
+        let changing = figures.changingWalks
         return [
             ReportRow(
                 key: "coldIndexFilesPerSecond", label: "cold index", value: figures.coldFilesPerSecond, unit: "files/s",
@@ -222,6 +223,24 @@ struct ScaleReport {
             ReportRow(
                 key: "rescanSeconds", label: "Rescan over D-Bus, unchanged library", value: seconds(figures.rescan),
                 unit: "s", digits: 2),
+            ReportRow(
+                key: "changingWalksCompleted",
+                label: "\(ChangingWalkFigures.walkers) walks at once, artists moving: completed",
+                value: Double(changing.completed), unit: "", digits: 0,
+                goal: Goal(limit: Double(ChangingWalkFigures.walkers), atLeast: true)),
+            ReportRow(
+                key: "changingWalksMoves", label: "  moves out and back (a Rescan each)", value: Double(changing.moves),
+                unit: "", digits: 0),
+            ReportRow(
+                key: "changingWalksCalls", label: "  ListChildren calls", value: Double(changing.calls), unit: "", digits: 0),
+            ReportRow(
+                key: "changingWalksRefused", label: "  refused (the artist away)", value: Double(changing.refused),
+                unit: "", digits: 0),
+            ReportRow(
+                key: "changingWalksSeconds", label: "  the longest walk", value: changing.seconds, unit: "s", digits: 1),
+            ReportRow(
+                key: "changingWalksDaemonServing", label: "  the daemon still serving after them",
+                value: changing.daemonServing ? 1 : 0, unit: "", digits: 0, goal: Goal(limit: 1, atLeast: true)),
             ReportRow(key: "stopSeconds", label: "SIGTERM -> exit", value: seconds(figures.stop), unit: "s", digits: 2),
         ]
     }
@@ -255,6 +274,7 @@ struct ScaleReport {
             "1,000 added: \(grouped(figures.added.tracksBefore)) -> \(grouped(figures.added.tracksAfter)) in the Tracks tab, "
                 + "\(figures.added.updates) Updated before they showed")
         if figures.walk.loadingRows > 0 { lines.append("walk: \(figures.walk.loadingRows) rows still loading") }
+        for failure in figures.changingWalks.failures { lines.append("a walk while artists moved failed: \(failure)") }
         lines.append("")
         let labelWidth = max(40, rows.map(\.label.count).max() ?? 0)
         let valueWidth = 16

@@ -128,6 +128,8 @@ struct ScaleFigures: Sendable {
     var added = AddedFigures()
     /// `org.mprisbridge.MediaRoot1.Rescan` of the unchanged library, call -> reply.
     var rescan: UInt64 = 0
+    /// Walks of the tree while artists move out of the library and back.
+    var changingWalks = ChangingWalkFigures()
     /// SIGTERM -> exit of the first daemon (it saves the queue).
     var stop: UInt64 = 0
     var totalSeconds = 0.0
@@ -381,6 +383,10 @@ final class ScaleBenchmark: Sendable {
         let rescanStart = monotonicNanoseconds()
         let _: () = try await rescan.call("Rescan")
         figures.rescan = monotonicNanoseconds() - rescanStart
+
+        log("walking it with \(ChangingWalkFigures.walkers) remotes at once while artists move out of the library and back...")
+        figures.changingWalks = try await changingWalks(
+            launch, bus: bus, client: client, daemon: pid, artists: max(1, figures.library.artists))
     }
 
     private func waitForStatus(_ wanted: String, client: BusClient) async throws {

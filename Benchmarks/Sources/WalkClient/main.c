@@ -4,8 +4,11 @@
 // many calls outstanding (the next pages and containers asked before the last answer), as a
 // client prefetching what it will show does.
 //
-// Usage: WalkClient BUS_NAME ROOT_PATH IN_FLIGHT   (the bus from DBUS_SESSION_BUS_ADDRESS)
-// Prints one line: `walk SECONDS CALLS CONTAINERS ITEMS IN_FLIGHT CPU_SECONDS` (its own CPU time).
+// Usage: WalkClient BUS_NAME ROOT_PATH IN_FLIGHT [--tolerate-missing]
+// (the bus from DBUS_SESSION_BUS_ADDRESS). Prints one line: `walk SECONDS CALLS CONTAINERS ITEMS
+// IN_FLIGHT CPU_SECONDS` (its own CPU time). Any error ends the walk, except with
+// --tolerate-missing, for a tree that changes while it is walked: a container gone meanwhile
+// (UnknownObject, NoSuchContent) is counted and passed over, and the line ends with that count.
 #include <dbus/dbus.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +60,11 @@ static DBusPendingCall *ask(DBusConnection *connection, const char *name, Page p
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) { fputs("usage: WalkClient BUS_NAME ROOT_PATH IN_FLIGHT\n", stderr); return 2; }
+    int tolerant = argc == 5 && strcmp(argv[4], "--tolerate-missing") == 0;
+    if (argc != 4 && !tolerant) {
+        fputs("usage: WalkClient BUS_NAME ROOT_PATH IN_FLIGHT [--tolerate-missing]\n", stderr);
+        return 2;
+    }
     const char *name = argv[1];
     int inFlight = atoi(argv[3]);
     if (inFlight < 1 || inFlight > MOST_IN_FLIGHT) { fputs("IN_FLIGHT is 1 to 64\n", stderr); return 2; }
@@ -69,7 +76,7 @@ int main(int argc, char **argv) {
     DBusPendingCall *replies[MOST_IN_FLIGHT];
     Page asked[MOST_IN_FLIGHT];
     int outstanding = 0;
-    long calls = 0, containers = 0, items = 0;
+    long calls = 0, containers = 0, items = 0, missing = 0;
     push(argv[2], 0);
     double start = now();
     while (pendingCount > 0 || outstanding > 0) {
@@ -89,7 +96,15 @@ int main(int argc, char **argv) {
         outstanding--;
         calls++;
         if (dbus_message_get_type(reply) == DBUS_MESSAGE_TYPE_ERROR) {
-            fprintf(stderr, "ListChildren on %s failed: %s\n", page.path, dbus_message_get_error_name(reply));
+            const char *error = dbus_message_get_error_name(reply);
+            if (tolerant && (strcmp(error, "org.freedesktop.DBus.Error.UnknownObject") == 0
+                             || strcmp(error, "org.mprisbridge.Error.NoSuchContent") == 0)) {
+                missing++;
+                dbus_message_unref(reply);
+                free(page.path);
+                continue;
+            }
+            fprintf(stderr, "ListChildren on %s failed: %s\n", page.path, error);
             return 1;
         }
         DBusMessageIter body, rows;
@@ -135,7 +150,11 @@ int main(int argc, char **argv) {
     getrusage(RUSAGE_SELF, &usage);
     double cpu = (double)usage.ru_utime.tv_sec + (double)usage.ru_stime.tv_sec
         + (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-    printf("walk %.3f %ld %ld %ld %d %.3f\n", seconds, calls, containers, items, inFlight, cpu);
+    if (tolerant) {
+        printf("walk %.3f %ld %ld %ld %d %.3f %ld\n", seconds, calls, containers, items, inFlight, cpu, missing);
+    } else {
+        printf("walk %.3f %ld %ld %ld %d %.3f\n", seconds, calls, containers, items, inFlight, cpu);
+    }
     dbus_connection_close(connection);
     dbus_connection_unref(connection);
     return 0;
