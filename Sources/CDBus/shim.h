@@ -4,7 +4,7 @@
 #include <dbus/dbus.h>
 
 // Swift cannot import DBUS_TYPE_* (they are defined as `((int) 'y')`) or
-// TRUE/FALSE, so Sources/DBus/LibDBus.swift spells type codes as ASCII
+// TRUE/FALSE, so the wrapper in Sources/DBus/LibDBus/ spells type codes as ASCII
 // bytes and booleans as 0/1. Nothing else needs re-exporting here.
 
 #endif
