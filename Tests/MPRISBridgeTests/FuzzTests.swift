@@ -84,9 +84,11 @@ import Testing
     /// than the daemon copies, so the fuzzer's calls reach the rows of containers served page
     /// by page (tracks, and albums, artists and folders opened below them) and keys made up
     /// below them, which the small library never shows.
+    /// The tree keeps 100 rows (`--tree-cache-rows`), so the calls also land on containers it
+    /// keeps forgetting and reading again.
     @Test func aSeededPassOverContainersServedPageByPageLeavesTheDaemonAnswering() async throws {
         let library = try await GeneratedLibrary.makeWide(count: 520)
-        try await DaemonFixture.with(library: library) { daemon in
+        try await DaemonFixture.with(library: library, arguments: ["--tree-cache-rows", "100"]) { daemon in
             let summary = try await Self.fuzz(daemon, calls: 2000, seed: 2)
             let kinds = summary["node_kinds"] as? [String: Int] ?? [:]
             for kind in ["root", "tab", "container", "music"] {
