@@ -42,38 +42,42 @@ extension ScaleBenchmark {
         try makeDirectories(away)
         let walking = WalksUnderWay(ChangingWalkFigures.walkers)
         var figures = ChangingWalkFigures()
-        try await withThrowingTaskGroup(of: (ProcessOutput?, Int).self) { group in
+        try await withThrowingTaskGroup(of: (ProcessOutput?, Int, String?).self) { group in
             for _ in 0..<ChangingWalkFigures.walkers {
                 group.addTask {
                     defer { walking.end() }
                     let output = try await bus.run(
                         walker, [launch.treeName.rawValue, launch.treeRoot.rawValue, "1", "--tolerate-missing"],
                         timeout: .seconds(900))
-                    return (output, 0)
+                    return (output, 0, nil)
                 }
             }
             group.addTask {
                 var moves = 0
-                while moves < maximumMoves, walking.any {
-                    // Artists spread over the library, each a folder of 1 to 6 albums.
-                    let number = String(moves * 37 % artists + 1)
-                    let name = "Artist " + String(repeating: "0", count: max(0, 4 - number.count)) + number
-                    try rename(music + "/" + name, to: away + "/" + name)
-                    do {
+                do {
+                    while moves < maximumMoves, walking.any {
+                        // Artists spread over the library, each a folder of 1 to 6 albums.
+                        let number = String(moves * 37 % artists + 1)
+                        let name = "Artist " + String(repeating: "0", count: max(0, 4 - number.count)) + number
+                        try rename(music + "/" + name, to: away + "/" + name)
+                        // Back in the library also when a Rescan fails (after the rename below,
+                        // this one finds nothing to move).
+                        defer { try? rename(away + "/" + name, to: music + "/" + name) }
                         let _: () = try await rescan.call("Rescan")
-                    } catch {
-                        try? rename(away + "/" + name, to: music + "/" + name)
-                        throw error
+                        try rename(away + "/" + name, to: music + "/" + name)
+                        let _: () = try await rescan.call("Rescan")
+                        moves += 1
                     }
-                    try rename(away + "/" + name, to: music + "/" + name)
-                    let _: () = try await rescan.call("Rescan")
-                    moves += 1
+                } catch {
+                    // The daemon gone or stuck: the report says so, after the walks end.
+                    return (nil, moves, "moving artists stopped after \(moves) moves: \(error)")
                 }
-                return (nil, moves)
+                return (nil, moves, nil)
             }
-            for try await (output, moves) in group {
+            for try await (output, moves, failure) in group {
                 guard let output else {
                     figures.moves = moves
+                    if let failure { figures.failures.append(failure) }
                     continue
                 }
                 // `walk SECONDS CALLS CONTAINERS ITEMS IN_FLIGHT CPU_SECONDS MISSING`

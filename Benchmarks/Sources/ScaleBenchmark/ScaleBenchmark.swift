@@ -387,6 +387,12 @@ final class ScaleBenchmark: Sendable {
         log("walking it with \(ChangingWalkFigures.walkers) remotes at once while artists move out of the library and back...")
         figures.changingWalks = try await changingWalks(
             launch, bus: bus, client: client, daemon: pid, artists: max(1, figures.library.artists))
+        guard figures.changingWalks.daemonServing else {
+            throw BenchmarkFailure(
+                description: "the daemon stopped answering while \(ChangingWalkFigures.walkers) walks ran and artists "
+                    + "moved (\(figures.changingWalks.moves) moves; see daemon-fresh.log): "
+                    + figures.changingWalks.failures.joined(separator: "; "))
+        }
     }
 
     private func waitForStatus(_ wanted: String, client: BusClient) async throws {
