@@ -11,6 +11,11 @@ import Synchronization
 extension PlayableContentManager {
     /// Starts a batch of changes to the data source. Batches nest; remotes
     /// hear of them when the outermost one ends.
+    ///
+    /// From here until the outermost batch has ended and its changes are read, the data source's
+    /// index paths may no longer match the manager's copy, so the manager reads nothing from it
+    /// for its copy: listings are answered from what it holds, and a call that needs a container
+    /// not read yet throws ``ContentError/noSuchContent(_:)`` saying to ask again.
     public func beginUpdates() {
         state.withLock { state in
             if !state.batch.isOpen { state.updateEpoch &+= 1 }

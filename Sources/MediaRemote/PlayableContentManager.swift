@@ -44,7 +44,7 @@ import Synchronization
 /// calls the data source, the delegate or an observer while holding its lock,
 /// so they may call back into it.
 ///
-/// **Inside.** The decisions are a value, ``ContentCache`` (the copy, its bound, the limits
+/// **Inside.** The decisions are a value, `ContentCache` (the copy, its bound, the limits
 /// applied to rows), behind one lock; this class is its shell: it calls the data source, the
 /// delegate and observers outside the lock and hands the cache what they said. Every call
 /// finds its node and reads what it serves of it in one step of the cache, so content that
