@@ -312,7 +312,9 @@ struct ContentTree {
             self[id].isComplete = true
             self[id].owesUpdate = false
         }
-        if rowsChanged && old.children != nil { changed.insert(id) }
+        // A container a listing showed as loading is owed its `Updated` even if it had not been
+        // read before.
+        if rowsChanged && (old.children != nil || old.owesUpdate) { changed.insert(id) }
     }
 
     /// Forgets what was read below `id`, so the next listing reads it again.

@@ -115,6 +115,9 @@ extension PlayableContentManager {
         of path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, prefetch: Bool,
         sort: ContentSort = .natural
     ) async throws(ContentError) -> ContentListing {
+        // A listing of a container not read yet that comes while a batch of updates is open
+        // waits for it (batches are short), rather than showing the container as loading.
+        if mustWaitForUpdates(toList: path) { await waitUntilUpdated() }
         let (id, isComplete, isWithinDepth) = try withNode(at: path) { cache, id throws(ContentError) in
             guard cache.isContainer(id) else { throw .noSuchContent("\(Self.describe(path)) is not a container") }
             return (id, cache.tree[id].isComplete, cache.isWithinDepth(id))
@@ -124,7 +127,11 @@ extension PlayableContentManager {
         }
         if !isComplete, await !waitForLoad(id) {
             snapshot(id)
-            state.withLock { $0.cache.noteAnsweredWhileLoading(id) }
+            state.withLock { state in
+                state.cache.noteAnsweredWhileLoading(id)
+                // Nothing is read while a batch is: loaded once it is, so remotes hear of it.
+                if state.isUpdating { state.owedAfterUpdates.insert(id) }
+            }
         }
         if let paged = try pagedPage(at: path, kind: kind, offset: offset, maximum: maximum, sort: sort) {
             forgetLeastRecentlyUsed()
@@ -148,6 +155,16 @@ extension PlayableContentManager {
         hinted.entries = withCountHints(listing.entries)
         forgetLeastRecentlyUsed()
         return hinted
+    }
+
+    /// Whether a listing of `path` must wait for the batch of updates being made: the container,
+    /// or one on the way to it, has not been read, and nothing is read until the batch is.
+    private func mustWaitForUpdates(toList path: [String]) -> Bool {
+        state.withLock { state in
+            guard state.isUpdating else { return false }
+            guard case .found(let id) = state.cache.lookUp(path) else { return true }
+            return state.cache.tree[id].children == nil
+        }
     }
 
     /// A page of the container at `path` read from the data source, when the container is

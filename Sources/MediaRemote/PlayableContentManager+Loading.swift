@@ -114,4 +114,22 @@ extension PlayableContentManager {
             }
         }
     }
+
+    /// Waits until no batch of updates is open or being read, or the loading deadline passes.
+    func waitUntilUpdated() async {
+        await withCheckedContinuation { continuation in
+            let registration = state.withLock { state -> (Int, Duration)? in
+                guard state.isUpdating else { return nil }
+                let token = state.nextWaiter
+                state.nextWaiter += 1
+                state.updateWaiters[token] = continuation
+                return (token, state.loadingDeadline)
+            }
+            guard let (token, deadline) = registration else { return continuation.resume() }
+            Task {
+                try? await Task.sleep(for: deadline)
+                state.withLock { $0.updateWaiters.removeValue(forKey: token) }?.resume()
+            }
+        }
+    }
 }

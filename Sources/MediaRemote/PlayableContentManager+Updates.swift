@@ -14,8 +14,9 @@ extension PlayableContentManager {
     ///
     /// From here until the outermost batch has ended and its changes are read, the data source's
     /// index paths may no longer match the manager's copy, so the manager reads nothing from it
-    /// for its copy: listings are answered from what it holds, and a call that needs a container
-    /// not read yet throws ``ContentError/noSuchContent(_:)`` saying to ask again.
+    /// for its copy: listings of what it holds are answered from it, a listing of a container
+    /// not read yet waits for the batch (at most ``loadingDeadline``), and a synchronous call that
+    /// needs a container not read yet throws ``ContentError/noSuchContent(_:)`` saying to ask again.
     public func beginUpdates() {
         state.withLock { state in
             if !state.batch.isOpen { state.updateEpoch &+= 1 }
@@ -34,14 +35,26 @@ extension PlayableContentManager {
         }
         guard ending else { return }
         let changed = rereadAll()
-        let (pending, reload) = state.withLock { state in
+        typealias Ended = (
+            pending: [[String]], reload: Bool, waiters: [CheckedContinuation<Void, Never>], owed: Set<ContentTree.NodeID>
+        )
+        let (pending, reload, waiters, owed) = state.withLock { state -> Ended in
             state.batchesBeingRead -= 1
             state.updateEpoch &+= 1
-            defer { state.reloadRequested = false }
-            return (state.batch.takeHeld(), state.reloadRequested)
+            let reload = state.reloadRequested
+            state.reloadRequested = false
+            // Another batch began meanwhile: its end wakes the waiting calls.
+            guard !state.isUpdating else { return (state.batch.takeHeld(), reload, [], []) }
+            let waiters = Array(state.updateWaiters.values)
+            let owed = state.owedAfterUpdates
+            state.updateWaiters = [:]
+            state.owedAfterUpdates = []
+            return (state.batch.takeHeld(), reload, waiters, owed)
         }
         let all = Self.unique(pending + changed)
         if !all.isEmpty { notify(.containersUpdated(all)) }
+        for waiter in waiters { waiter.resume() }
+        for id in owed { startLoading(id) }
         if reload { reloadData() }
     }
 

@@ -56,6 +56,11 @@ public final class PlayableContentManager: Sendable {
         var cache: ContentCache
         /// Listings waiting for a container to load, by container, each with its own token.
         var waiters: [ContentTree.NodeID: [Int: CheckedContinuation<Bool, Never>]] = [:]
+        /// Calls waiting for the batch of updates to be read, each with its own token.
+        var updateWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        /// Containers a listing showed as loading while reads waited for a batch: loaded once
+        /// it is read, so that remotes hear their `Updated`.
+        var owedAfterUpdates: Set<ContentTree.NodeID> = []
         var nextWaiter = 0
         /// The batch of updates open, with the paths of the containers changed inside it.
         var batch = ChangeBatch<[String]>()

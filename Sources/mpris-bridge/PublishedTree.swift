@@ -28,9 +28,11 @@ final class PublishedTree: Sendable {
 
     /// Shows a rescan's result: remotes hear once per container that changed.
     func update(from library: MusicLibrary, folder: String) throws {
+        // Read before the batch: while it is open, remotes' calls for rows not read yet wait.
+        let update = try content.prepareUpdate(from: library)
         manager.beginUpdates()
         defer { manager.endUpdates() }
-        try content.update(from: library)
+        content.apply(update)
         content.setStatus(content.isEmpty ? .unavailable("No music found in \(folder)") : .ready)
     }
 }

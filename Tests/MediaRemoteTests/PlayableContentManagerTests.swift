@@ -161,6 +161,33 @@ func track(_ identifier: String) -> ContentItem { ContentItem(identifier: identi
     /// The copy keeps at most `maximumCachedRows` rows: the containers reached least recently
     /// are forgotten, a listing reads one again, and a batch of updates still tells remotes
     /// which forgotten container changed, and only that one.
+    /// While a batch is open the data source's index paths may not match the copy: what was
+    /// read is still listed as it was, a row never read is refused with a word to ask again,
+    /// and a listing of a container never read waits for the batch to end, then lists it as the
+    /// data source has it now.
+    @Test func whileABatchIsOpenNothingIsReadFromTheDataSource() async throws {
+        let source = Self.source()
+        let manager = PlayableContentManager(dataSource: source, loadingDeadline: .seconds(30))
+        _ = try await manager.listChildren(of: ["a"])
+        manager.beginUpdates()
+        source.change { tabs in tabs.insert((container("new"), [track("n1")]), at: 0) }
+        let listed = try await manager.listChildren(of: ["a"])
+        #expect(listed.entries.map(\.item.identifier) == ["a1", "a2", "a3", "a4", "a5"])
+        #expect(throws: ContentError.self) { _ = try manager.entry(at: ["b", "b1"]) }
+        do {
+            _ = try manager.entry(at: ["b", "b1"])
+        } catch {
+            #expect("\(error)".contains("ask again"), "\(error)")
+        }
+        let waiting = Task { try await manager.listChildren(of: ["b"]) }
+        // It waits for the batch (a remote's call arriving meanwhile would too).
+        try await Task.sleep(for: .milliseconds(50))
+        manager.endUpdates()
+        #expect(try await waiting.value.entries.map(\.item.identifier) == ["note", "b1"])
+        #expect(try await manager.listChildren(of: ["new"]).entries.map(\.item.identifier) == ["n1"])
+        #expect(try await manager.listChildren(of: []).entries.map(\.item.identifier) == ["new", "a", "b"])
+    }
+
     @Test func theCopyIsBoundedAndForgottenContainersStillReportTheirChanges() async throws {
         let tabs = (0..<20).map { tab in (container("t\(tab)"), (0..<10).map { track("t\(tab)-\($0)") }) }
         let source = CountingSource(tabs)
