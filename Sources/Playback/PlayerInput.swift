@@ -1,0 +1,177 @@
+import Logging
+import MediaRemote
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What ``PlayerCore`` is told: a command, an engine event, or the outcome of an effect it asked for.
+package enum PlayerInput: Sendable {
+    /// A remote's command.
+    case command(PlayerCommand)
+    /// An event of the engine, with what the shell read for it from the hand-over book
+    /// (shared with the engine's streaming thread) and the engine.
+    case engineEvent(PlaybackEvent, EngineEventContext = EngineEventContext())
+    /// How the engine call the core asked for ended (``PlayerEffect/pause``, ``PlayerEffect/seek(_:)``,
+    /// ``PlayerEffect/setRate(_:)``, ``PlayerEffect/readPosition``).
+    case engineReplied(EngineReply)
+    /// How a ``PlayerEffect/start(_:)`` ended.
+    case startEnded(StartReport)
+    /// What a ``PlayerEffect/resolve(_:)`` gave.
+    case resolved(Result<QueueItem, any Error>)
+    /// An operation that may start playback ended and no later command superseded it: play
+    /// again when a start it made was superseded.
+    case resumeSupersededStart
+    /// The position checkpoint's interval elapsed.
+    case checkpoint
+    /// The app asks for the current item's resume point to be saved now.
+    case saveResumePoint
+    /// Publish everything as it is (the player takes the commands).
+    case publish
+    /// The engine was stopped and dropped (the player shuts down).
+    case engineDropped
+
+    // The app's queue API.
+    case replaceQueue([QueueItem], startingAt: Int, play: Bool)
+    case enqueue([QueueItem], at: QueuePlayer.QueuePlacement)
+    case updateItems(@Sendable (QueueItem) -> QueueItem?)
+    case refreshItemDescriptions
+    case restore(PlayerSnapshot, items: [QueueItem])
+}
+
+/// A remote's command, as ``PlayerCore`` reads it.
+package enum PlayerCommand: Sendable {
+    case play, pause, togglePlayPause, stop, next, previous
+    case seek(to: Duration)
+    /// Seeks this far from the current position (negative: back).
+    case skip(by: Duration)
+    case setRate(Double)
+    case setRepeat(RepeatType)
+    case setShuffle(ShuffleType)
+    case setVolume(Double)
+    case open(URL)
+    case playItem(identifier: String)
+    case addItem(url: URL, after: String?, playsImmediately: Bool)
+    case removeItem(identifier: String)
+}
+
+/// What the shell read for an engine event: the gauges and the hand-over book belong to the
+/// engine and its streaming thread, not to the core.
+package struct EngineEventContext: Sendable {
+    /// For `streamStarted`, the entry handed over whose stream started (taken out of the book);
+    /// for `error`, the entry handed over with the failing URL; nil otherwise.
+    package var handedOver: QueueItem?
+    /// The engine's duration when `streamStarted` named an entry handed over.
+    package var duration: Duration?
+
+    package init(handedOver: QueueItem? = nil, duration: Duration? = nil) {
+        self.handedOver = handedOver
+        self.duration = duration
+    }
+}
+
+/// How an engine call ended.
+package enum EngineOutcome: Sendable {
+    case done
+    /// A later command cancelled it (``PlaybackError/Kind/superseded`` or a cancelled task).
+    case superseded(any Error)
+    case failed(any Error)
+}
+
+/// How an engine call the core asked for ended, with the engine's position read after it.
+package struct EngineReply: Sendable {
+    package var outcome: EngineOutcome
+    /// The engine's position once the call ended; nil without an engine or a pipeline.
+    package var position: Duration?
+
+    package init(_ outcome: EngineOutcome, position: Duration? = nil) {
+        self.outcome = outcome
+        self.position = position
+    }
+}
+
+/// How far a ``PlayerEffect/start(_:)`` went, and how it ended.
+package struct StartReport: Sendable {
+    package var outcome: EngineOutcome
+    /// Whether an engine exists once the start ended (it is made on the first start).
+    package var engineExists = true
+    /// Whether the load began (what the previous item's stream said is forgotten from there).
+    package var loadBegan = false
+    /// Whether the item loaded, and the engine's duration then.
+    package var loaded = false
+    package var duration: Duration?
+    /// Whether the engine took the rate asked for.
+    package var rateApplied = false
+    /// The engine's position once playing.
+    package var position: Duration?
+
+    package init(
+        _ outcome: EngineOutcome, engineExists: Bool = true, loadBegan: Bool = false, loaded: Bool = false,
+        duration: Duration? = nil, rateApplied: Bool = false, position: Duration? = nil
+    ) {
+        self.outcome = outcome
+        self.engineExists = engineExists
+        self.loadBegan = loadBegan
+        self.loaded = loaded
+        self.duration = duration
+        self.rateApplied = rateApplied
+        self.position = position
+    }
+}
+
+/// A start of playback for the shell to perform on the engine, in this order: make the engine
+/// if there is none, load (after setting the hand-over's successors), seek, set the rate, play.
+package struct StartRequest: Sendable, Equatable {
+    package var item: QueueItem
+    /// Load `item`, with these successors in the hand-over book; nil when it is loaded already.
+    package var load: [HandoverSuccessor]?
+    package var seek: Duration?
+    package var rate: Double?
+}
+
+/// Which transport commands remotes may send.
+package struct CommandAvailability: Sendable, Equatable {
+    /// Play, pause, toggle and previous: the queue has entries.
+    package var hasItems: Bool
+    /// Next: an entry follows the current one (or the queue repeats).
+    package var hasNext: Bool
+}
+
+/// What ``PlayerCore`` asks the shell to do, in order. An engine call whose outcome it needs
+/// (``start(_:)``, ``pause``, ``seek(_:)``, ``setRate(_:)``, ``readPosition``) or a
+/// ``resolve(_:)`` comes last: the core is told how it ended with the matching input.
+package enum PlayerEffect: Sendable {
+    /// The command's status (the last one given stands).
+    case reply(RemoteCommandHandlerStatus)
+    case start(StartRequest)
+    case pause
+    case seek(Duration)
+    case setRate(Double)
+    /// Read the engine's position (nil without an engine), answered as ``EngineReply/position``.
+    case readPosition
+    /// Turn a URL into a queue entry, answered with ``PlayerInput/resolved(_:)``.
+    case resolve(URL)
+    /// Stop the engine (it is loaded); nothing to answer.
+    case stopEngine
+    case setEngineVolume(Double)
+    /// Set the hand-over book's successors and forget what it handed over.
+    case prepareHandover([HandoverSuccessor])
+    /// Replace the successors, keeping what was handed over.
+    case updateHandover([HandoverSuccessor])
+    /// Show remotes this stretch of the queue.
+    case showQueue([NowPlayingInfo])
+    /// Show remotes the current item (nil: none), its elapsed time as of `since`.
+    case showNowPlaying(NowPlayingInfo?, since: ContinuousClock.Instant)
+    case enableCommands(CommandAvailability)
+    /// Show remotes the repeat and shuffle modes given (nil: unchanged), in one batch.
+    case showModes(repeat: RepeatType?, shuffle: ShuffleType?)
+    case showVolume(Double)
+    /// Tell the change observers.
+    case notifyObservers(PlayerSnapshot)
+    case saveResumePoint(ResumePoint, of: QueueItem)
+    /// Run the position checkpoints (while playing) or not.
+    case checkpoints(running: Bool)
+    case log(Logger.Level, String)
+}
