@@ -19,6 +19,9 @@ import Synchronization
 /// the engine, and every visible change is published: the current item with
 /// its state, position and rate, and the queue in play order.
 ///
+/// The decisions are made by `PlayerCore`, a value with no I/O; this actor orders the
+/// operations, feeds the core one input at a time and performs what it asks for.
+///
 /// Guarantees:
 /// - **Sequenced.** Commands and engine events run one at a time, in arrival
 ///   order, each to its end (including the engine's state changes), so a
