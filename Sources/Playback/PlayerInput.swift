@@ -45,6 +45,44 @@ package enum PlayerInput: Sendable {
     case restore(PlayerSnapshot, items: [QueueItem])
 }
 
+extension PlayerInput {
+    /// How an operation meets starts of playback, which a later command supersedes by
+    /// cancelling the task that waits on the engine (the shell's ``QueuePlayer/accept(_:_:)``).
+    package struct Precedence: Sendable, Equatable {
+        /// It may start playback (and wait on the engine for it): a later command that
+        /// supersedes starts cancels it.
+        package var mayStart = false
+        /// It changes what plays or stops it: from its arrival it cancels every operation
+        /// accepted before it that may start playback.
+        package var supersedesStarts = false
+
+        package static let independent = Precedence()
+        package static let mayStart = Precedence(mayStart: true)
+        package static let supersedes = Precedence(supersedesStarts: true)
+        package static let startsAnew = Precedence(mayStart: true, supersedesStarts: true)
+    }
+
+    /// How this input, run as an operation of its own, meets starts of playback.
+    package var precedence: Precedence {
+        switch self {
+        case .command(let command):
+            switch command {
+            case .play: .mayStart
+            case .pause, .stop: .supersedes
+            case .togglePlayPause, .next, .previous, .open, .playItem: .startsAnew
+            case .addItem(_, _, let playsImmediately): playsImmediately ? .startsAnew : .independent
+            // Removing the current entry plays the next one, but chooses nothing to play.
+            case .removeItem: .mayStart
+            case .seek, .skip, .setRate, .setRepeat, .setShuffle, .setVolume: .independent
+            }
+        case .replaceQueue(_, _, let play): play ? .startsAnew : .supersedes
+        // An event may start the next item.
+        case .engineEvent: .mayStart
+        default: .independent
+        }
+    }
+}
+
 /// A remote's command, as ``PlayerCore`` reads it.
 package enum PlayerCommand: Sendable {
     case play, pause, togglePlayPause, stop, next, previous

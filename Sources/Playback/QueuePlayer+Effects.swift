@@ -110,7 +110,7 @@ extension QueuePlayer {
             for await event in engine.events {
                 guard let self else { return }
                 // An event may start the next item, which a later command supersedes.
-                await self.sequenced(.mayStart) { await $0.handle(event) }
+                await self.sequenced(PlayerInput.engineEvent(event).precedence) { await $0.handle(event) }
             }
         }
         return engine

@@ -80,20 +80,7 @@ public actor QueuePlayer {
         var supersededBy: (@Sendable () async -> Void)?
     }
 
-    /// How an operation meets starts of playback.
-    struct Precedence {
-        /// It may start playback (and wait on the engine for it): a later command that
-        /// supersedes starts cancels it.
-        var mayStart = false
-        /// It changes what plays or stops it: from its arrival it cancels every operation
-        /// accepted before it that may start playback.
-        var supersedesStarts = false
-
-        static let independent = Precedence()
-        static let mayStart = Precedence(mayStart: true)
-        static let supersedes = Precedence(supersedesStarts: true)
-        static let startsAnew = Precedence(mayStart: true, supersedesStarts: true)
-    }
+    typealias Precedence = PlayerInput.Precedence
 
     /// A player over an empty queue; call ``start()`` to take the commands.
     ///
@@ -129,12 +116,12 @@ public actor QueuePlayer {
             c.changeRepeatModeCommand.currentRepeatType = core.queue.repeatMode
             c.changeShuffleModeCommand.currentShuffleType = core.queue.shuffleMode
             targets = [
-                target(c.playCommand, { _ in .mayStart }) { _ in .play },
-                target(c.pauseCommand, { _ in .supersedes }) { _ in .pause },
-                target(c.togglePlayPauseCommand, { _ in .startsAnew }) { _ in .togglePlayPause },
-                target(c.stopCommand, { _ in .supersedes }) { _ in .stop },
-                target(c.nextTrackCommand, { _ in .startsAnew }) { _ in .next },
-                target(c.previousTrackCommand, { _ in .startsAnew }) { _ in .previous },
+                target(c.playCommand) { _ in .play },
+                target(c.pauseCommand) { _ in .pause },
+                target(c.togglePlayPauseCommand) { _ in .togglePlayPause },
+                target(c.stopCommand) { _ in .stop },
+                target(c.nextTrackCommand) { _ in .next },
+                target(c.previousTrackCommand) { _ in .previous },
                 target(c.changePlaybackPositionCommand) { .seek(to: $0.positionTime) },
                 target(c.skipForwardCommand) { .skip(by: $0.interval) },
                 target(c.skipBackwardCommand) { .skip(by: .zero - $0.interval) },
@@ -142,13 +129,12 @@ public actor QueuePlayer {
                 target(c.changeRepeatModeCommand) { .setRepeat($0.repeatType) },
                 target(c.changeShuffleModeCommand) { .setShuffle($0.shuffleType) },
                 target(c.changeVolumeCommand) { .setVolume($0.volume) },
-                target(c.openURLCommand, { _ in .startsAnew }) { .open($0.url) },
-                target(c.playItemInQueueCommand, { _ in .startsAnew }) { .playItem(identifier: $0.identifier) },
-                target(c.addItemToQueueCommand, { $0.playsImmediately ? .startsAnew : .independent }) {
+                target(c.openURLCommand) { .open($0.url) },
+                target(c.playItemInQueueCommand) { .playItem(identifier: $0.identifier) },
+                target(c.addItemToQueueCommand) {
                     .addItem(url: $0.url, after: $0.afterIdentifier, playsImmediately: $0.playsImmediately)
                 },
-                // Removing the current entry plays the next one, but chooses nothing to play.
-                target(c.removeItemFromQueueCommand, { _ in .mayStart }) { .removeItem(identifier: $0.identifier) },
+                target(c.removeItemFromQueueCommand) { .removeItem(identifier: $0.identifier) },
             ]
         }
         nowPlaying.volume = core.volume
@@ -156,14 +142,14 @@ public actor QueuePlayer {
     }
 
     /// Adds a target to `command` that runs the core's command for its event as a command (see
-    /// ``command(_:_:)``), with the precedence the event gives it.
+    /// ``command(_:_:)``), with the precedence the command has (``PlayerInput/precedence``).
     private func target<Event>(
-        _ command: RemoteCommand<Event>, _ precedence: @escaping @Sendable (Event) -> Precedence = { _ in .independent },
-        _ playerCommand: @escaping @Sendable (Event) -> PlayerCommand
+        _ command: RemoteCommand<Event>, _ playerCommand: @escaping @Sendable (Event) -> PlayerCommand
     ) -> @Sendable () -> Void {
         let target = command.addTarget { [weak self] event in
             guard let self else { return .noActionableNowPlayingItem }
-            return await self.command(precedence(event)) { await $0.run(.command(playerCommand(event))) }
+            let input = PlayerInput.command(playerCommand(event))
+            return await self.command(input.precedence) { await $0.run(input) }
         }
         return { command.removeTarget(target) }
     }
@@ -209,7 +195,8 @@ public actor QueuePlayer {
     public func replaceQueue(with items: [QueueItem], startingAt index: Int = 0, play: Bool)
         async -> RemoteCommandHandlerStatus
     {
-        await command(play ? .startsAnew : .supersedes) { await $0.run(.replaceQueue(items, startingAt: index, play: play)) }
+        let input = PlayerInput.replaceQueue(items, startingAt: index, play: play)
+        return await command(input.precedence) { await $0.run(input) }
     }
 
     /// Where ``enqueue(_:at:)`` puts items in the play order.

@@ -194,6 +194,23 @@ extension [PlayerEffect] {
         #expect(again.startRequest?.item.identifier == "a")
     }
 
+    /// Which commands supersede a start waiting on the engine (the shell cancels its task),
+    /// and which may start playback themselves (and may be superseded).
+    @Test func commandsThatChangeWhatPlaysSupersedeAWaitingStart() {
+        let url = URL(fileURLWithPath: "/music/c.ogg")
+        for command: PlayerCommand in [.pause, .stop, .next, .previous, .togglePlayPause, .open(url), .playItem(identifier: "a")] {
+            #expect(PlayerInput.command(command).precedence.supersedesStarts, "\(command)")
+        }
+        for command: PlayerCommand in [.seek(to: .zero), .setVolume(1), .setRate(2), .setRepeat(.all), .removeItem(identifier: "a")] {
+            #expect(!PlayerInput.command(command).precedence.supersedesStarts, "\(command)")
+        }
+        #expect(PlayerInput.command(.addItem(url: url, after: nil, playsImmediately: true)).precedence == .startsAnew)
+        #expect(PlayerInput.command(.addItem(url: url, after: nil, playsImmediately: false)).precedence == .independent)
+        #expect(PlayerInput.command(.play).precedence == .mayStart, "a play gives way, but replaces nothing")
+        #expect(PlayerInput.replaceQueue([], startingAt: 0, play: false).precedence == .supersedes)
+        #expect(PlayerInput.engineEvent(.endOfStream).precedence == .mayStart)
+    }
+
     /// A toggle reads the state it finds: playing pauses, anything else plays.
     @Test func toggleDecidesFromTheStateAtItsTurn() {
         var p = Driver(tracks("a"))
