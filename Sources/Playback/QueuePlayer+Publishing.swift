@@ -1,3 +1,4 @@
+import AsyncSupport
 import Logging
 import MediaRemote
 
@@ -32,7 +33,7 @@ extension QueuePlayer {
         case .updateHandover(let successors):
             handover.plan(successors, resetting: false)
         case .notifyObservers(let snapshot):
-            for observer in changeObservers { observer(snapshot) }
+            changeObservers.notify(snapshot)
         case .saveResumePoint(let point, let item):
             guard let store = resumePoints, store.remembersPosition(of: item) else { return }
             store.save(point, of: item)

@@ -59,7 +59,7 @@ public actor QueuePlayer {
     var core: PlayerCore
     var engine: (any PlaybackEngine)?
     var engineEvents: Task<Void, Never>?
-    var changeObservers: [@Sendable (PlayerSnapshot) -> Void] = []
+    let changeObservers = Observers<PlayerSnapshot>()
     /// Tells the observers the position every checkpoint interval while playing.
     var checkpoints: Task<Void, Never>?
     /// The order of sequenced operations: one at a time, in the order asked for.
@@ -180,10 +180,11 @@ public actor QueuePlayer {
     /// Calls `observer` with the player's state after every change a restart
     /// should keep (the queue, the current entry, every play, pause, stop,
     /// seek, rate and track change, volume, modes), and while playing every
-    /// ``Configuration/positionCheckpointInterval``.
-    public func observeChanges(_ observer: @escaping @Sendable (PlayerSnapshot) -> Void) {
-        changeObservers.append(observer)
+    /// ``Configuration/positionCheckpointInterval``, for as long as the returned observation is
+    /// kept.
+    public func observeChanges(_ observer: @escaping @Sendable (PlayerSnapshot) -> Void) -> Observation {
         core.notifiesChanges = true
+        return changeObservers.add(observer)
     }
 
     // MARK: The queue from the app

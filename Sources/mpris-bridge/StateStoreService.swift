@@ -1,3 +1,4 @@
+import AsyncSupport
 import CMalloc
 import Logging
 import Playback
@@ -27,7 +28,10 @@ struct StateStoreService: Service, CustomStringConvertible {
     var description: String { "state store" }
 
     func run() async throws {
-        let restored = (try? await cancelWhenGracefulShutdown { try await restore() }) != nil
+        // Each change is saved while this observation is kept: until the state is written last.
+        let saving = try? await cancelWhenGracefulShutdown { try await restore() }
+        let restored = saving != nil
+        defer { withExtendedLifetime(saving) {} }
         try? await gracefulShutdown()
         logger.info("shutting down")
         try await shutdownStep("saving the state") { [player, resumePoints, store] in
@@ -39,7 +43,9 @@ struct StateStoreService: Service, CustomStringConvertible {
         }
     }
 
-    private func restore() async throws {
+    /// Restores the saved queue (or queues the library) and starts saving each change; the
+    /// returned observation keeps the saving going.
+    private func restore() async throws -> Observation {
         let served = try await library.value()
         _ = try await tree.value()
         // A remote that queued something meanwhile keeps what it chose.
@@ -48,12 +54,13 @@ struct StateStoreService: Service, CustomStringConvertible {
             let count = await player.itemCount
             logger.info("restored a queue of \(count) entries")
         }
-        await player.observeChanges { [store] in store.save($0) }
+        let saving = await player.observeChanges { [store] in store.save($0) }
         if await player.itemCount == 0 { await player.queueWholeLibrary(served, logger: logger) }
         let queued = await player.itemCount
         // Building the queue freed more than it kept; give it back rather than hold it while idle.
         _ = malloc_trim(0)
         logger.info("ready: \(queued) entries queued")
         ready.reach()
+        return saving
     }
 }

@@ -504,7 +504,8 @@ func queueItems(_ names: [String]) -> [QueueItem] {
         configuration.positionCheckpointInterval = .milliseconds(100)
         let p = await ScriptedPlayer(["a", "b", "c"], configuration: configuration)
         let (snapshots, continuation) = AsyncStream.makeStream(of: PlayerSnapshot.self)
-        await p.player.observeChanges { continuation.yield($0) }
+        let observation = await p.player.observeChanges { continuation.yield($0) }
+        defer { observation.cancel() }
         var heard = snapshots.makeAsyncIterator()
 
         _ = await p.commands.playCommand.perform()
