@@ -118,27 +118,10 @@ extension PlayableContentManager {
         // A listing of a container not read yet that comes while a batch of updates is open
         // waits for it (batches are short), rather than showing the container as loading.
         if mustWaitForUpdates(toList: path) { await waitUntilUpdated() }
-        let (id, isComplete, isWithinDepth) = try withNode(at: path) { cache, id throws(ContentError) in
-            guard cache.isContainer(id) else { throw .noSuchContent("\(Self.describe(path)) is not a container") }
-            return (id, cache.tree[id].isComplete, cache.isWithinDepth(id))
-        }
-        guard isWithinDepth, state.withLock({ $0.dataSource != nil }) else {
-            return ContentListing(entries: [], totalCount: 0, isComplete: true)
-        }
-        if !isComplete, await !waitForLoad(id) {
-            snapshot(id)
-            state.withLock { state in
-                state.cache.noteAnsweredWhileLoading(id)
-                // Nothing is read while a batch is: loaded once it is, so remotes hear of it.
-                if state.isUpdating { state.owedAfterUpdates.insert(id) }
-            }
-        }
-        if let paged = try pagedPage(at: path, kind: kind, offset: offset, maximum: maximum, sort: sort) {
-            forgetLeastRecentlyUsed()
-            return paged
-        }
-        let sortedKeys = sort.isNatural ? nil : try sortedChildKeys(at: path, by: sort)
-        let (listing, prefetched) = try withNode(at: path) { cache, id in
+        /// The page the listing shows, made from the copy in the step that found the container.
+        func page(of id: ContentTree.NodeID, in cache: inout ContentCache, sortedKeys: [String]?)
+            -> (listing: ContentListing, prefetch: [ContentTree.NodeID])
+        {
             let sorted = sortedKeys.map { keys in keys.compactMap { cache.tree[id].childByKey[$0] } }
             let page = cache.page(
                 of: id, at: path, kind: kind, sorted: sorted, offset: offset, maximum: maximum,
@@ -147,8 +130,39 @@ extension PlayableContentManager {
             let opensChildren = cache.context.depthLimit.map { cache.tree[id].depth + 1 < $0 } ?? true
             return (page.listing, cache.isWithinDepth(id) && opensChildren ? page.prefetch : [])
         }
+        let found = try withNode(at: path) { cache, id throws(ContentError) in
+            guard cache.isContainer(id) else { throw .noSuchContent("\(Self.describe(path)) is not a container") }
+            let node = cache.tree[id]
+            // The common case, a container read whole and listed in its own order, in this one step.
+            let shown =
+                node.isComplete && node.pagedCount == nil && sort.isNatural && cache.isWithinDepth(id)
+                ? page(of: id, in: &cache, sortedKeys: nil) : nil
+            return (id: id, isComplete: node.isComplete, isWithinDepth: cache.isWithinDepth(id), shown: shown)
+        }
+        let (listing, prefetched): (ContentListing, [ContentTree.NodeID])
+        if let shown = found.shown {
+            (listing, prefetched) = shown
+        } else {
+            guard found.isWithinDepth, state.withLock({ $0.dataSource != nil }) else {
+                return ContentListing(entries: [], totalCount: 0, isComplete: true)
+            }
+            if !found.isComplete, await !waitForLoad(found.id) {
+                snapshot(found.id)
+                state.withLock { state in
+                    state.cache.noteAnsweredWhileLoading(found.id)
+                    // Nothing is read while a batch is: loaded once it is, so remotes hear of it.
+                    if state.isUpdating { state.owedAfterUpdates.insert(found.id) }
+                }
+            }
+            if let paged = try pagedPage(at: path, kind: kind, offset: offset, maximum: maximum, sort: sort) {
+                forgetLeastRecentlyUsed()
+                return paged
+            }
+            let sortedKeys = sort.isNatural ? nil : try sortedChildKeys(at: path, by: sort)
+            (listing, prefetched) = try withNode(at: path) { cache, id in page(of: id, in: &cache, sortedKeys: sortedKeys) }
+        }
         // Read when reached instead, from a data source that loads at once.
-        if state.withLock({ $0.dataSource?.loadsChildItemsAtOnce != true }) {
+        if !prefetched.isEmpty, state.withLock({ $0.dataSource?.loadsChildItemsAtOnce != true }) {
             for child in prefetched { startLoading(child) }
         }
         var hinted = listing
