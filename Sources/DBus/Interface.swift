@@ -44,7 +44,7 @@ public final class Interface: Sendable {
         var invalidated: [String] = []
         var attachments: [Attachment] = []
         /// For an interface shared by many objects: each object's property values.
-        var objectValues: (@Sendable (ObjectPath) -> [String: DBusValue])?
+        var objectValues: (@Sendable (ObjectPath) -> [String: DBusValue]?)?
     }
 
     struct Attachment: Sendable {
@@ -180,14 +180,16 @@ public final class Interface: Sendable {
     ///
     /// `values` returns an object's values by property name, on the connection's queue for
     /// each `Get` and `GetAll`; a property it leaves out is absent from that object (an optional
-    /// property it does not have). Export such an interface in a subtree
+    /// property it does not have). It returns nil for an object that went away after the call
+    /// found it (a subtree whose objects come and go): the call then answers `UnknownObject`,
+    /// as if it had not been found. Export such an interface in a subtree
     /// (``Connection/exportSubtree(at:ordering:children:object:)``), returning the same instance
     /// for every object; its methods learn the object from ``MethodCallContext/current``, and
     /// ``Connection/emitPropertiesChanged(at:interface:changed:)`` announces one object's
     /// changes as each property's policy says.
     public func objectProperties(
         _ properties: [(name: MemberName, type: DBusType, changes: PropertyChangePolicy)],
-        values: @escaping @Sendable (ObjectPath) -> [String: DBusValue]
+        values: @escaping @Sendable (ObjectPath) -> [String: DBusValue]?
     ) {
         for property in properties {
             addProperty(
@@ -321,26 +323,33 @@ public final class Interface: Sendable {
     }
 
     /// The value of a property for the object at `path`: the object's, for properties declared
-    /// with ``objectProperties(_:values:)``; otherwise as ``currentValue(_:)``.
-    func currentValue(_ name: MemberName, at path: ObjectPath) -> DBusValue? {
+    /// with ``objectProperties(_:values:)``; otherwise as ``currentValue(_:)``. Throws
+    /// `UnknownObject` when the object went away.
+    func currentValue(_ name: MemberName, at path: ObjectPath) throws(DBusError) -> DBusValue? {
         guard let values = state.withLock({ $0.objectValues }) else { return currentValue(name) }
-        return values(path)[name.rawValue]
+        guard let object = values(path) else { throw Self.gone(path) }
+        return object[name.rawValue]
     }
 
     /// Every readable property of the object at `path` with its value, in declaration order.
-    func readableValues(at path: ObjectPath) -> [DBusValue.DictionaryEntry] {
+    /// Throws `UnknownObject` when the object went away.
+    func readableValues(at path: ObjectPath) throws(DBusError) -> [DBusValue.DictionaryEntry] {
         guard let values = state.withLock({ $0.objectValues }) else { return readableValues() }
-        let object = values(path)
+        guard let object = values(path) else { throw Self.gone(path) }
         return state.withLock { $0.propertyOrder }.compactMap { name in
             object[name].map { .init(.string(name), .variant(Variant($0))) }
         }
+    }
+
+    private static func gone(_ path: ObjectPath) -> DBusError {
+        DBusError(.unknownObject, "No object at path '\(DBusError.excerpt(path.rawValue))'")
     }
 
     /// The `PropertiesChanged` of the object at `path` for `names`, as each one's change policy
     /// says: values for those that emit them, names for those that invalidate; nil when none.
     func propertiesChanged(at path: ObjectPath, names: [MemberName]) -> Message? {
         let (properties, values) = state.withLock { ($0.properties, $0.objectValues) }
-        let object = values?(path)
+        let object = values?(path) ?? nil
         var changed: [(name: String, value: DBusValue)] = []
         var invalidated: [String] = []
         for name in names {

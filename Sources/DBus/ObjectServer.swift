@@ -328,7 +328,11 @@ enum ObjectServer {
                 DBusError(.unknownInterface, "Object '\(DBusError.excerpt(call.path!.rawValue))' has no interface '\(DBusError.excerpt(interfaceName))'"))
         }
         if member.rawValue == "GetAll" {
-            return reply.values([.dictionary(key: .string, value: .variant, interface.readableValues(at: call.path!))])
+            do {
+                return reply.values([.dictionary(key: .string, value: .variant, try interface.readableValues(at: call.path!))])
+            } catch {
+                return reply.error(error)
+            }
         }
         guard case .string(let propertyName) = call.body[1] else { return }
         guard let property = interface.property(named: propertyName) else {
@@ -340,7 +344,9 @@ enum ObjectServer {
                 return reply.error(
                     DBusError(.accessDenied, "Property '\(propertyName)' of '\(interfaceName)' is write-only"))
             }
-            guard let value = interface.currentValue(property.name, at: call.path!) else {
+            let found: DBusValue?
+            do { found = try interface.currentValue(property.name, at: call.path!) } catch { return reply.error(error) }
+            guard let value = found else {
                 return reply.error(
                     DBusError(
                         .unknownProperty,

@@ -286,11 +286,12 @@ struct MediaTreeNodes: Sendable {
     }
 
     /// The properties of the node (or cover) at `objectPath` by name, as the shared interfaces
-    /// serve them; empty when there is none.
-    func values(at objectPath: ObjectPath) -> [String: DBusValue] {
+    /// serve them; nil when there is none any more (the content changed since the call found
+    /// it, or is being updated), which the call answers as an unknown object.
+    func values(at objectPath: ObjectPath) -> [String: DBusValue]? {
         if let node = artNodePath(of: objectPath) {
             guard let entry = try? content.entry(at: node, readingChildren: false), case let url = artURL(entry.item.artwork), !url.isEmpty
-            else { return [:] }
+            else { return nil }
             let lowered = url.lowercased()
             let type =
                 lowered.hasSuffix(".png") ? "image/png"
@@ -300,7 +301,7 @@ struct MediaTreeNodes: Sendable {
                 "DisplayName": .string("Cover"), "URLs": .array(.string, [.string(url)]), "MIMEType": .string(type),
             ]
         }
-        guard let path = contentPath(for: objectPath), let entry = try? content.entry(at: path) else { return [:] }
+        guard let path = contentPath(for: objectPath), let entry = try? content.entry(at: path) else { return nil }
         var values: [String: DBusValue] = [:]
         for property in properties(of: entry, filter: Filter(["*"])) {
             if case .string(let name) = property.key, case .variant(let variant) = property.value {

@@ -75,6 +75,8 @@ import Testing
                 [("Label", .string, .emitsValue), ("Weight", .uint32, .invalidates), ("Colour", .string, .none)],
                 values: { path in
                     guard let last = path.elements.last, let index = UInt32(last.dropFirst()) else { return [:] }
+                    // An object that went away after the call found it.
+                    if index == 13 { return nil }
                     var values: [String: DBusValue] = ["Label": .string("Box \(index)"), "Colour": .string("red")]
                     if index.isMultiple(of: 2) { values["Weight"] = .uint32(index * 10) }
                     return values
@@ -90,6 +92,20 @@ import Testing
             #expect(Set(try await box(7).allProperties().keys) == ["Label", "Colour"])
             #expect(Set(try await box(4).allProperties().keys) == ["Label", "Weight", "Colour"])
             #expect(try await box(3).call("Which") as ObjectPath == root.appending("b3"))
+            // Gone since it was found: UnknownObject for Get and GetAll, never an empty answer.
+            let gone = box(13)
+            do {
+                _ = try await gone.allProperties()
+                Issue.record("GetAll of a vanished object answered")
+            } catch let error as DBusError {
+                #expect(error.name == .unknownObject, "\(error)")
+            }
+            do {
+                _ = try await gone.property("Label", as: String.self)
+                Issue.record("Get of a vanished object answered")
+            } catch let error as DBusError {
+                #expect(error.name == .unknownObject, "\(error)")
+            }
 
             let changes = try await fixture.client.signals(
                 matching: MatchRule(path: root.appending("b4"), interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
