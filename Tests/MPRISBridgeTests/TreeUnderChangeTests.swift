@@ -91,4 +91,20 @@ import Testing
             try await daemon.stop()
         }
     }
+
+    /// A bound on the tree's copy too small to hold a screen, or not a number, is refused with
+    /// the reason before anything starts.
+    @Test func aBadTreeCacheBoundIsRefusedWithTheReason() async throws {
+        let folder = try TemporaryDirectory(prefix: "bridge-tree-cache")
+        defer { folder.remove() }
+        let cases: [([String], String)] = [
+            (["--tree-cache-rows", "5"], "--tree-cache-rows 5: at least 100"),
+            (["--tree-cache-rows", "many"], "'many' is invalid for '--tree-cache-rows <rows>'"),
+        ]
+        for (arguments, message) in cases {
+            let output = try await ChildProcess.run(daemonExecutable, ["--library", folder.path] + arguments)
+            #expect(!output.succeeded, "\(arguments) was accepted")
+            #expect(output.stderr.contains(message), "\(arguments): \(output.stderr)")
+        }
+    }
 }
