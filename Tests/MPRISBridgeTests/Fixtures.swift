@@ -66,26 +66,39 @@ struct GeneratedLibrary: Sendable {
     /// own: copies of one generated file retagged, so that every tab holds more rows than the
     /// daemon copies (500) and is served page by page, Tracks, Albums, Artists and Folders alike.
     static func makeWide(count: Int, seconds: Double = 3) async throws -> GeneratedLibrary {
-        let folder = try TemporaryDirectory(prefix: "bridge-wide")
+        try await makeCopies(prefix: "bridge-wide", seconds: seconds) {
+            (0..<count).map { index in
+                let number = String(format: "%04d", index)
+                return (
+                    LibraryTrack(
+                        path: "Artist \(number)/Album \(number)/01 Song \(number).ogg", format: .ogg, seconds: seconds,
+                        title: "Song \(number)", album: "Album \(number)", trackNumber: 1),
+                    artist: "Artist \(number)")
+            }
+        }
+    }
+
+    /// A library of `tracks` (each with its artist): copies of one generated Ogg file of
+    /// `seconds`, retagged with the track's title, artist, album and number. Faster than
+    /// encoding each, for libraries of hundreds of tracks.
+    static func makeCopies(
+        prefix: String, seconds: Double, _ tracks: () -> [(track: LibraryTrack, artist: String)]
+    ) async throws -> GeneratedLibrary {
+        let folder = try TemporaryDirectory(prefix: prefix)
         let source = folder.path + "/source.ogg"
         try await TestMedia.generate(.ogg, seconds: seconds, frequency: 330, tags: TestMedia.Tags(), at: source)
-        var tracks: [LibraryTrack] = []
-        for index in 0..<count {
-            let number = String(format: "%04d", index)
-            let track = LibraryTrack(
-                path: "Artist \(number)/Album \(number)/01 Song \(number).ogg", format: .ogg, seconds: seconds,
-                title: "Song \(number)", album: "Album \(number)", trackNumber: 1)
+        let made = tracks()
+        for (track, artist) in made {
             let path = folder.path + "/music/" + track.path
             try FileManager.default.createDirectory(
                 atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: source, toPath: path)
             try AudioTags.write(
-                [("TITLE", track.title), ("ARTIST", "Artist \(number)"), ("ALBUM", track.album), ("TRACKNUMBER", "1")],
+                [("TITLE", track.title), ("ARTIST", artist), ("ALBUM", track.album), ("TRACKNUMBER", "\(track.trackNumber)")],
                 to: path)
-            tracks.append(track)
         }
         try FileManager.default.removeItem(atPath: source)
-        return GeneratedLibrary(folder: folder, tracks: tracks)
+        return GeneratedLibrary(folder: folder, tracks: made.map(\.track))
     }
 
     func remove() { folder.remove() }
@@ -153,6 +166,17 @@ struct DaemonFixture: Sendable {
             }
             try await daemon.stop()
         }
+    }
+
+    /// Runs the daemon on the folder `library` with `arguments`, which it must refuse before
+    /// starting anything, saying `message` on its standard error.
+    static func expectRefusal(
+        of arguments: [String], library: String, saying message: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let output = try await ChildProcess.run(daemonExecutable, ["--library", library] + arguments)
+        #expect(!output.succeeded, "\(arguments) was accepted", sourceLocation: sourceLocation)
+        #expect(output.stderr.contains(message), "\(arguments): \(output.stderr)", sourceLocation: sourceLocation)
     }
 
     /// Stops the daemon with SIGTERM, as systemd does, and expects a clean exit.

@@ -19,10 +19,10 @@ final class ShiftingLibrary: PlayableContentDataSource {
 
     private let artists: Mutex<[Artist]>
     private let answersAtOnce: Bool
-    private let pagesAbove: Int
 
-    /// `pagesAbove`: the Tracks tab is served page by page past this many rows.
-    init(artists count: Int, albums: Int = 3, tracks: Int = 6, answersAtOnce: Bool, pagesAbove: Int) {
+    /// `answersAtOnce`: whether every container can be read at once (as the daemon's index),
+    /// or only after loading it.
+    init(artists count: Int, albums: Int = 3, tracks: Int = 6, answersAtOnce: Bool) {
         artists = Mutex(
             (0..<count).map { artist in
                 Artist(
@@ -32,7 +32,6 @@ final class ShiftingLibrary: PlayableContentDataSource {
                     })
             })
         self.answersAtOnce = answersAtOnce
-        self.pagesAbove = pagesAbove
     }
 
     /// Takes the artist at `index` out (as its folder moved out of the library); returns it.
@@ -178,7 +177,7 @@ final class ShiftingLibrary: PlayableContentDataSource {
     /// consistent, and the process is still here.
     @Test(arguments: [true, false])
     func walksWhileTheLibraryChangesAndTheCopyForgetsGetConsistentReplies(answersAtOnce: Bool) async throws {
-        let library = ShiftingLibrary(artists: 40, answersAtOnce: answersAtOnce, pagesAbove: 100)
+        let library = ShiftingLibrary(artists: 40, answersAtOnce: answersAtOnce)
         let manager = PlayableContentManager(
             dataSource: library, loadingDeadline: .milliseconds(50), maximumCachedRows: 150,
             pagedContainerThreshold: 100)
