@@ -15,8 +15,9 @@ extension PlayerCore {
             streamTags = nil
             engineDuration = context.duration
             effects.append(.updateHandover(handoverSuccessors()))
-            setPosition(.zero, state: state == .stopped ? .playing : state)
+            // Saved before it is shown: whoever sees the item playing finds its point saved.
             rememberPosition(of: handedOver, at: .zero, finishing: false)
+            setPosition(.zero, state: state == .stopped ? .playing : state)
         case .durationChanged(let duration):
             guard duration != engineDuration else { return }
             engineDuration = duration
