@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "SoundServerTestSupport", targets: ["SoundServerTestSupport"]),
         .library(name: "MediaRemote", targets: ["MediaRemote"]),
         .library(name: "MPRIS", targets: ["MPRIS"]),
+        .library(name: "MediaPlayer", targets: ["MediaPlayer"]),
         .library(name: "Playback", targets: ["Playback"]),
         .library(name: "GStreamerPlayback", targets: ["GStreamerPlayback"]),
         .library(name: "MusicLibrary", targets: ["MusicLibrary"]),
@@ -42,6 +43,13 @@ let package = Package(
         .testTarget(name: "MediaRemoteTests", dependencies: ["AsyncSupport", "MediaRemote"]),
         // MediaRemote's D-Bus face: MPRIS 2.2 and the project's extension interface.
         .target(name: "MPRIS", dependencies: ["AsyncSupport", "DBus", "MediaRemote", "Digest"]),
+        // Apple's MediaPlayer API (MPRemoteCommandCenter, MPNowPlayingInfoCenter,
+        // MPPlayableContentManager) for iOS apps ported to Linux: a skin over MediaRemote + MPRIS.
+        .target(name: "MediaPlayer", dependencies: ["AsyncSupport", "DBus", "MPRIS", "MediaRemote"]),
+        .testTarget(
+            name: "MediaPlayerTests",
+            dependencies: ["MediaPlayer", "DBus", "DBusTestSupport", "MediaRemote", "ProcessTestSupport"],
+            exclude: ["Python"]),
         // SHA-256 for content-addressed files (artwork cache, the library's image store).
         .target(name: "Digest"),
         .testTarget(

@@ -114,8 +114,11 @@ extension PlayableContentManager {
             let id = queue[next]
             next += 1
             guard let (_, indexPath) = readPlace(of: id) else { continue }
+            // Read without the lock: a data source may call back into the manager, or answer
+            // on another thread (an app's, on its main queue) that is waiting for the manager.
+            let read = read(dataSource, at: indexPath)
             let merged = state.withLock { state in
-                state.cache.merge(read(dataSource, at: indexPath), into: id, complete: false, expectedIndexPath: indexPath)
+                state.cache.merge(read, into: id, complete: false, expectedIndexPath: indexPath)
             }
             changed += merged.changed
             queue += merged.readChildren
@@ -133,9 +136,10 @@ extension PlayableContentManager {
         var changed: [[String]] = []
         for id in containers {
             guard let (_, indexPath) = readPlace(of: id) else { continue }
+            let read = read(dataSource, at: indexPath)
             changed +=
                 state.withLock { state in
-                    state.cache.merge(read(dataSource, at: indexPath), into: id, complete: false, expectedIndexPath: indexPath)
+                    state.cache.merge(read, into: id, complete: false, expectedIndexPath: indexPath)
                 }.changed
         }
         return changed + changedForgottenContainers(dataSource, among: named)
