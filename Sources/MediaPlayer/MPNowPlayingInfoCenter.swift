@@ -34,11 +34,18 @@ import Synchronization
 /// track, disc and queue counts and the queue index are carried to MediaRemote's value but
 /// MPRIS has no field for them.
 ///
-/// Differences from Apple's: a value of the wrong type or out of range (a NaN duration, a
-/// string where a number belongs) is ignored, as if the key were absent, where iOS's behaviour
-/// is undocumented; NUL characters are removed from strings (D-Bus cannot carry them);
-/// ``MPMediaItemArtwork`` images are `ArtworkImage`s, not `UIImage`s; the first use of
-/// ``default()`` publishes the player on D-Bus (see `LinuxMediaPlayer`).
+/// Differences from Apple's:
+/// - A value of the wrong type or out of range (a string where a number belongs, a NaN or
+///   negative duration, a negative or non-finite rate, a negative track number) is ignored as
+///   if the key were absent, where iOS's behaviour is undocumented; NUL characters are removed
+///   from strings, since D-Bus cannot carry them.
+/// - `playbackState` alone, with no dictionary, shows nothing: MPRIS says `Stopped`.
+/// - `.interrupted` shows as `Paused` (MPRIS has no such status).
+/// - Language options are kept as given: there are no `MPNowPlayingInfoLanguageOption` classes.
+/// - ``MPMediaItemArtwork`` images are `ArtworkImage`s, not `UIImage`s.
+/// - The first use of ``default()`` publishes the player on D-Bus (see `LinuxMediaPlayer`).
+/// - When two threads set the centre at once, the one publishing also publishes the other's
+///   change, so the other's setter may return an instant before its change is shown.
 open class MPNowPlayingInfoCenter: NSObject, @unchecked Sendable {  // its only state, the app's dictionary, is behind a Mutex
     private static let shared = MPNowPlayingInfoCenter(center: MediaPlayerRuntime.shared.nowPlaying)
 

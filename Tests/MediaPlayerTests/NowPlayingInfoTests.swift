@@ -155,7 +155,11 @@ extension MediaPlayerTests {
                 DispatchQueue.main.async {
                     var handlerOnMainQueue = false
                     let artwork = MPMediaItemArtwork(boundsSize: CGSize(width: 4, height: 4)) { _ in
-                        handlerOnMainQueue = NowPlayingRemote.isOnMainQueue
+                        // The centre is free while the handler runs: reading it does not wait.
+                        handlerOnMainQueue =
+                            NowPlayingRemote.isOnMainQueue
+                            && MPNowPlayingInfoCenter.default().nowPlayingInfo?[MPMediaItemPropertyTitle] as? String
+                                == "From a handler"
                         return ArtworkImage(data: cover)!
                     }
                     MPNowPlayingInfoCenter.default().nowPlayingInfo = [
@@ -167,6 +171,30 @@ extension MediaPlayerTests {
             #expect(ranOnMainQueue)
             let artURL = try #require(try await remote.metadata()["mpris:artUrl"].flatMap { URL(string: String($0.dropFirst(2))) })
             #expect(FileManager.default.contents(atPath: artURL.path) == cover)
+        }
+
+        @Test func whenThreadsSetAtOnceTheLastValueSetIsShown() async throws {
+            let remote = try await NowPlayingRemote.start()
+            let center = MPNowPlayingInfoCenter.default()
+            defer {
+                center.nowPlayingInfo = nil
+                center.playbackState = .unknown
+            }
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        center.nowPlayingInfo = [
+                            MPMediaItemPropertyTitle: "Track \(index)", MPNowPlayingInfoPropertyPlaybackRate: index % 2,
+                        ]
+                        if index.isMultiple(of: 3) { center.playbackState = index.isMultiple(of: 2) ? .paused : .unknown }
+                    }
+                }
+            }
+            let title = try #require(center.nowPlayingInfo?[MPMediaItemPropertyTitle] as? String)
+            #expect(try await remote.metadata()["xesam:title"] == "s \(title)")
+            let rate = try #require(center.nowPlayingInfo?[MPNowPlayingInfoPropertyPlaybackRate] as? Int)
+            let expected = center.playbackState == .paused || rate == 0 ? "Paused" : "Playing"
+            #expect(try await remote.playerctl("status") == expected)
         }
 
         @Test func theContentIdentifierOrElseThePersistentIDNamesTheTrack() async throws {
@@ -270,7 +298,9 @@ extension MediaPlayerTests {
             let (firstStart, first, firstEnd) = (clock.now, try await remote.position(), clock.now)
             try await Task.sleep(for: .milliseconds(400))
             let (secondStart, second, secondEnd) = (clock.now, try await remote.position(), clock.now)
-            func microseconds(_ duration: Duration) -> Int64 { duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000 }
+            func microseconds(_ duration: Duration) -> Int64 {
+                duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+            }
             #expect(first >= 10_000_000 + 2 * microseconds(firstStart - afterSet) - 1_000)
             #expect(first <= 10_000_000 + 2 * microseconds(firstEnd - beforeSet) + 1_000)
             #expect(second - first >= 2 * microseconds(secondStart - firstEnd) - 1_000)
