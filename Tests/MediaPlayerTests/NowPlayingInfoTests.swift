@@ -53,8 +53,21 @@ extension MediaPlayerTests {
         }
 
         @Test func theCentreAlonePublishesThePlayer() async throws {
-            let remote = try await NowPlayingRemote.start()
+            let bus = try await MediaPlayerBus.start()
             let center = MPNowPlayingInfoCenter.default()
+            // Nothing else asks for the publication: the name appears on its own (first in the
+            // process when this test runs alone).
+            let deadline = ContinuousClock.now + .seconds(10)
+            var owned = false
+            while !owned && ContinuousClock.now < deadline {
+                let reply = try await bus.run(
+                    "gdbus", ["call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                              "--method", "org.freedesktop.DBus.NameHasOwner", MediaPlayerBus.mprisName])
+                owned = reply.stdout.contains("true")
+                if !owned { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(owned)
+            let remote = NowPlayingRemote(bus: bus)
             #expect(center === MPNowPlayingInfoCenter.default())
             #expect(center.playbackState == .unknown)
             #expect(center.nowPlayingInfo == nil)
