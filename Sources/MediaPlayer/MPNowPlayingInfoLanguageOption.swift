@@ -61,25 +61,18 @@ open class MPNowPlayingInfoLanguageOption: NSObject, @unchecked Sendable {  // i
         super.init()
     }
 
-    /// The language tag that asks for the best language by the system's preferences.
-    static let automaticLanguageTag = "auto"
+    /// Whether this option stands for "the best legible option by the user's preferences".
+    /// Only the system makes such an option (on iOS too, no tag or argument of the initializer
+    /// makes one), and no remote on Linux sends one: always false here.
+    open func isAutomaticLegibleLanguageOption() -> Bool { false }
 
-    /// Whether this option stands for the best legible option by the user's preferences
-    /// (a legible option whose tag is `"auto"`).
-    open func isAutomaticLegibleLanguageOption() -> Bool {
-        type == .legible && tag == Self.automaticLanguageTag
-    }
-
-    /// Whether this option stands for the best audible option by the user's preferences
-    /// (an audible option whose tag is `"auto"`).
-    open func isAutomaticAudibleLanguageOption() -> Bool {
-        type == .audible && tag == Self.automaticLanguageTag
-    }
+    /// Whether this option stands for "the best audible option by the user's preferences".
+    /// Only the system makes such an option, and no remote on Linux sends one: always false here.
+    open func isAutomaticAudibleLanguageOption() -> Bool { false }
 
     /// Audible or legible.
     open var languageOptionType: MPNowPlayingInfoLanguageOptionType { type }
-    /// The IETF BCP 47 language tag; nil means the option turns the language off, `"auto"`
-    /// the best language by the system's preferences.
+    /// The IETF BCP 47 language tag; nil means the option turns the language off.
     open var languageTag: String? { tag }
     /// What describes the content of the option (AVFoundation's media characteristics).
     open var languageOptionCharacteristics: [String]? { characteristics }

@@ -52,6 +52,9 @@ open class MPRemoteCommand: NSObject, @unchecked Sendable {  // its state lives 
     /// targets were added; the first status other than ``MPRemoteCommandHandlerStatus/success``
     /// goes back to the remote and the later targets are not called.
     ///
+    /// The remote's call waits for the handler, so a handler that blocks the main queue holds
+    /// the remote's reply (and every later command) meanwhile.
+    ///
     /// - Returns: an opaque object that identifies the target for ``removeTarget(_:)``.
     @discardableResult
     open func addTarget(handler: @escaping (MPRemoteCommandEvent) -> MPRemoteCommandHandlerStatus) -> Any {
