@@ -52,8 +52,7 @@ open class MPRemoteCommand: NSObject, @unchecked Sendable {  // its state lives 
     /// targets were added; the first status other than ``MPRemoteCommandHandlerStatus/success``
     /// goes back to the remote and the later targets are not called.
     ///
-    /// The remote's call waits for the handler, so a handler that blocks the main queue holds
-    /// the remote's reply (and every later command) meanwhile.
+    /// The remote's reply waits for the handler's status: keep handlers quick, as on iOS.
     ///
     /// - Returns: an opaque object that identifies the target for ``removeTarget(_:)``.
     @discardableResult
