@@ -17,7 +17,7 @@ import Synchronization
 ///
 /// Differences from Apple's: `addTarget(_:action:)` and `removeTarget(_:action:)` are absent
 /// (there is no Objective-C runtime to send a selector); use ``addTarget(handler:)``.
-open class MPRemoteCommand: NSObject, @unchecked Sendable {  // its state lives in MediaRemote's command (behind that command's lock) or in a LocalLink's Mutex
+open class MPRemoteCommand: NSObject, @unchecked Sendable {  // its state is its link's, behind a lock
     /// Where the command's enablement and targets live.
     let link: any CommandLink
 

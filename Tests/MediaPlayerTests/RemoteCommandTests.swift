@@ -147,6 +147,27 @@ extension MediaPlayerTests {
                 ])
         }
 
+        @Test func setPositionAndSeekWithoutSkipCommandsChangeThePosition() async throws {
+            let remote = try await Remote.start()
+            let center = MPRemoteCommandCenter.shared()
+            defer { Remote.resetCommands() }
+            let seen = Seen()
+            Remote.load(NowPlayingInfo(identifier: "track-1", title: "Song", playbackDuration: .seconds(300)))
+            center.changePlaybackPositionCommand.addTarget { event in
+                seen.append("position \((event as! MPChangePlaybackPositionCommandEvent).positionTime)")
+            }
+
+            // The current track's id, from `Metadata`: `{…, 'mpris:trackid': <objectpath '/…'>, …}`.
+            let metadata = try await remote.get(Remote.player, "Metadata")
+            let trackID = try #require(metadata.firstMatch(of: /objectpath '([^']+)'/)?.1).description
+            try await remote.call(Remote.player, "SetPosition", trackID, "42000000")
+            // A stale track id is ignored, as the MPRIS specification says.
+            try await remote.call(Remote.player, "SetPosition", "/org/mprisbridge/Track/stale", "10000000")
+            // Paused at 0 with no skip command: Seek jumps to the position it lands on.
+            try await remote.call(Remote.player, "Seek", "5000000")
+            #expect(seen.events == ["position 42.0", "position 5.0"])
+        }
+
         @Test func rateFeedbackAndRatingCarryTheirValues() async throws {
             let remote = try await Remote.start()
             let center = MPRemoteCommandCenter.shared()
@@ -176,6 +197,7 @@ extension MediaPlayerTests {
             #expect(try await remote.get(Remote.player, "MinimumRate") == "0.5")
             #expect(try await remote.get(Remote.player, "MaximumRate") == "2.0")
             try await remote.set(Remote.player, "Rate", "<1.4>")  // snapped to the nearest supported rate
+            try await remote.call(Remote.ext, "CycleRate")  // from the rate played (1), the next faster
             #expect(try await remote.get(Remote.ext, "CanLike") == "true")
             // Radio mode: a feedback command is offered, so no previous-track button.
             #expect(try await remote.get(Remote.player, "CanGoPrevious") == "false")
@@ -188,7 +210,7 @@ extension MediaPlayerTests {
             try await remote.call(Remote.ext, "SetRating", "4.0")
             #expect(
                 seen.events == [
-                    "rate 1.5", "like negative=false", "like negative=true", "dislike negative=false",
+                    "rate 1.5", "rate 1.5", "like negative=false", "like negative=true", "dislike negative=false",
                     "bookmark negative=false", "rating 4.0",
                 ])
         }
@@ -200,24 +222,26 @@ extension MediaPlayerTests {
             let seen = Seen()
             Remote.load(NowPlayingInfo(identifier: "track-1", title: "Song", playbackDuration: .seconds(300)))
 
+            let statuses: [(MPRemoteCommandHandlerStatus, String)] = [
+                (.noSuchContent, "NoSuchContent"), (.noActionableNowPlayingItem, "NoActionableNowPlayingItem"),
+                (.deviceNotFound, "DeviceNotFound"), (.commandFailed, "CommandFailed"),
+            ]
+            let answer = Mutex(MPRemoteCommandHandlerStatus.success)
             center.nextTrackCommand.addTarget { _ in
                 seen.append("next")
-                return .commandFailed
-            }
-            center.playCommand.addTarget { _ in
-                seen.append("play")
-                return .noActionableNowPlayingItem
+                return answer.withLock { $0 }
             }
             center.changeRepeatModeCommand.addTarget { _ in seen.append("repeat") }
             center.changePlaybackRateCommand.addTarget { _ in seen.append("rate") }
             center.ratingCommand.addTarget { _ in seen.append("rating") }
 
-            let next = try await remote.call(Remote.player, "Next", check: false)
-            #expect(next.status != 0)
-            #expect(next.stderr.contains("org.mprisbridge.Error.CommandFailed"), "\(next.stderr)")
-            let play = try await remote.call(Remote.player, "Play", check: false)
-            #expect(play.stderr.contains("org.mprisbridge.Error.NoActionableNowPlayingItem"), "\(play.stderr)")
-            #expect(seen.events == ["next", "play"])
+            for (status, name) in statuses {
+                answer.withLock { $0 = status }
+                let next = try await remote.call(Remote.player, "Next", check: false)
+                #expect(next.status != 0)
+                #expect(next.stderr.contains("org.mprisbridge.Error.\(name)"), "\(next.stderr)")
+            }
+            #expect(seen.events == ["next", "next", "next", "next"])
 
             // Refused before any handler: an unknown loop status, a NaN or negative rate, a
             // rating outside the range (0 to 1 by default) or not a number.
@@ -244,7 +268,7 @@ extension MediaPlayerTests {
             #expect(
                 refusals.stdout.split(separator: "\n") == Array(
                     repeating: "org.freedesktop.DBus.Error.InvalidArgs", count: 5), "\(refusals.stderr)")
-            #expect(seen.events == ["next", "play"])
+            #expect(seen.events.count == 4)
         }
 
         @Test func settingsForwardToWhatRemotesSee() async throws {
