@@ -220,14 +220,14 @@ open class MPRatingCommand: MPRemoteCommand, @unchecked Sendable {  // its state
     /// Default 0.
     open var minimumRating: Float {
         get { Float(remote.minimumRating) }
-        set { remote.minimumRating = Double(newValue) }
+        set { remote.minimumRating = Double(decimalOf: newValue) }
     }
 
     /// The highest rating a remote may send; a higher one is refused before any handler runs.
     /// Default 1 (MPRIS's `xesam:userRating` scale).
     open var maximumRating: Float {
         get { Float(remote.maximumRating) }
-        set { remote.maximumRating = Double(newValue) }
+        set { remote.maximumRating = Double(decimalOf: newValue) }
     }
 }
 
@@ -244,12 +244,12 @@ open class MPChangePlaybackRateCommand: MPRemoteCommand, @unchecked Sendable {  
             })
     }
 
-    /// The rates the app plays at (`NSNumber`s of `Float`; 1 is normal speed). A rate a remote
-    /// asks for is snapped to the nearest of these. Kept sorted and without duplicates; rates
-    /// that are not positive and finite are dropped, and an empty list means `[1]`.
+    /// The rates the app plays at (1 is normal speed). A rate a remote asks for is snapped to
+    /// the nearest of these. Kept sorted and without duplicates; rates that are not positive
+    /// and finite are dropped, and an empty list means `[1]`.
     open var supportedPlaybackRates: [NSNumber] {
-        get { remote.supportedPlaybackRates.map { NSNumber(value: Float($0)) } }
-        set { remote.supportedPlaybackRates = newValue.map { Double($0.floatValue) } }
+        get { remote.supportedPlaybackRates.map { NSNumber(value: $0) } }
+        set { remote.supportedPlaybackRates = newValue.map(\.doubleValue) }
     }
 }
 
@@ -303,6 +303,15 @@ open class MPChangePlaybackPositionCommand: MPRemoteCommand, @unchecked Sendable
                 MPChangePlaybackPositionCommandEvent(
                     command: command, timestamp: timestamp, positionTime: event.positionTime.timeInterval)
             })
+    }
+}
+
+extension Double {
+    /// The `Float` an app wrote, as the decimal it prints: a minimum rating of `0.1` stays 0.1
+    /// on the wire, where widening the `Float` would make it 0.10000000149 and refuse a
+    /// remote's 0.1.
+    init(decimalOf value: Float) {
+        self = Double(value.description) ?? Double(value)
     }
 }
 

@@ -303,8 +303,11 @@ extension MediaPlayerTests {
             #expect(try await remote.get(Remote.ext, "LikeTitle") == "'Love this song'")
             #expect(try await remote.get(Remote.ext, "LikeShortTitle") == "'Love'")
             #expect(try await remote.get(Remote.ext, "LikeActive") == "true")
+            center.ratingCommand.minimumRating = 0.1
             center.ratingCommand.maximumRating = 10
-            #expect(try await remote.get(Remote.ext, "RatingRange") == "[0.0, 10.0]")
+            #expect(try await remote.get(Remote.ext, "RatingRange") == "[0.10000000000000001, 10.0]")
+            center.changePlaybackRateCommand.supportedPlaybackRates = [1, 1.1]
+            #expect(try await remote.get(Remote.ext, "SupportedRates") == "[1.0, 1.1000000000000001]")
         }
 
         @Test func languageCommandsKeepTheirTargetsThoughNoRemoteSendsThem() async throws {
