@@ -171,8 +171,9 @@ public final class MPRISService: Sendable {
     ///
     /// `CanControl` is fixed here (constant, as the specification says): the
     /// configuration's ``MPRISConfiguration/canControl``, or else false only if
-    /// the app offers no command at all, so configure the command centre first. With playlists, the first listing is read before the
-    /// name is taken (waiting at most the manager's
+    /// the app offers no command at all, so configure the command centre first.
+    /// With playlists, the first listing is read before the name is taken
+    /// (waiting at most the manager's
     /// ``PlayableContentManager/loadingDeadline`` for each location). Returns the name owned.
     @discardableResult
     public func publish(on connection: Connection) async throws -> BusName {
