@@ -12,6 +12,8 @@ import MediaRemote
 /// - Scanning: `Begin/EndSeekForward`, `Begin/EndSeekBackward` (fast-forward
 ///   and rewind while a button is held), with `CanSeekForward/Backward`.
 /// - Skipping by the app's preferred intervals (seconds), for skip buttons.
+/// - Rating: `SetRating` rates the current item within `RatingRange` (minimum, maximum), with
+///   `CanRate`; a rating outside the range, or not a number, is `InvalidArgs`.
 /// - Rates: `SupportedRates`, and `CycleRate`, which moves to the next
 ///   faster supported rate and wraps from the fastest to the slowest.
 ///
@@ -40,6 +42,8 @@ final class ExtensionInterface: Sendable {
     let skipForwardIntervals: Property<[Double]>
     let skipBackwardIntervals: Property<[Double]>
     let supportedRates: Property<[Double]>
+    let canRate: Property<Bool>
+    let ratingRange: Property<[Double]>
     let interrupted: Property<Bool>
     let outputRoutes: Property<[RouteEntry]>
     let outputRoute: Property<String>
@@ -146,6 +150,19 @@ final class ExtensionInterface: Sendable {
             return nowPlaying.nowPlayingInfo?.nominalRate ?? 1
         }
         supportedRates = interface.property("SupportedRates", [1.0])
+
+        interface.method("SetRating", arguments: ["Rating"]) { (rating: Double) async throws in
+            let command = commands.ratingCommand
+            let range = command.options
+            guard range.accepts(rating) else {
+                throw DBusError(
+                    .invalidArgs,
+                    "Rating must be between \(range.minimumRating) and \(range.maximumRating) (RatingRange), not \(rating).")
+            }
+            try await command.performForRemote(RatingCommandEvent(rating: rating), action: "rate the item")
+        }
+        canRate = interface.property("CanRate", false)
+        ratingRange = interface.property("RatingRange", [0.0, 1.0])
         interrupted = interface.property("Interrupted", false)
 
         interface.method("SelectOutputRoute", arguments: ["Identifier"]) { (identifier: String) async throws in
@@ -213,6 +230,8 @@ final class ExtensionInterface: Sendable {
             skipForwardIntervals.value = commands.skipForwardCommand.preferredIntervals.map(\.seconds)
             skipBackwardIntervals.value = commands.skipBackwardCommand.preferredIntervals.map(\.seconds)
             supportedRates.value = commands.changePlaybackRateCommand.supportedPlaybackRates
+            canRate.value = commands.ratingCommand.isAvailable
+            ratingRange.value = [commands.ratingCommand.minimumRating, commands.ratingCommand.maximumRating]
         }
     }
 }

@@ -38,6 +38,9 @@ public struct MPRISConfiguration: Sendable {
     /// order their playlists are listed. The interface is exported only when
     /// this is not empty and the service has a content manager. Default: none.
     public var playlistLocations: [IndexPath]
+    /// `CanControl`, fixed at publication. Default nil: true only if the command centre then
+    /// offers a command. An app that adds its targets after publishing sets it to true.
+    public var canControl: Bool? = nil
 
     /// Describes a player; only the bus name and the identity are required.
     public init(
@@ -104,6 +107,7 @@ public final class MPRISService: Sendable {
     private let player: PlayerInterface
     private let extensions: ExtensionInterface
     private let trackList: TrackListInterface?
+    private let canControl: Bool?
     private let playlists: PlaylistsInterface?
     private let artwork: ArtworkCache
     private let state = Mutex(Published())
@@ -131,6 +135,7 @@ public final class MPRISService: Sendable {
         self.content = content
         self.audioSession = audioSession
         identity = configuration.identity
+        canControl = configuration.canControl
         root = RootInterface(configuration: configuration, commands: commands)
         player = PlayerInterface(commands: commands, nowPlaying: nowPlaying)
         extensions = ExtensionInterface(commands: commands, nowPlaying: nowPlaying, audioSession: audioSession)
@@ -164,14 +169,15 @@ public final class MPRISService: Sendable {
 
     /// Exports the player on `connection` and takes its bus name.
     ///
-    /// `CanControl` is fixed here (constant, as the specification says): false
-    /// only if the app offers no command at all, so configure the command
-    /// centre first. With playlists, the first listing is read before the
-    /// name is taken (waiting at most the manager's
+    /// `CanControl` is fixed here (constant, as the specification says): the
+    /// configuration's ``MPRISConfiguration/canControl``, or else false only if
+    /// the app offers no command at all, so configure the command centre first.
+    /// With playlists, the first listing is read before the name is taken
+    /// (waiting at most the manager's
     /// ``PlayableContentManager/loadingDeadline`` for each location). Returns the name owned.
     @discardableResult
     public func publish(on connection: Connection) async throws -> BusName {
-        player.setCanControl(commands.hasAvailableCommand)
+        player.setCanControl(canControl ?? commands.hasAvailableCommand)
         refresh()
         let player = self.player
         var observations = [

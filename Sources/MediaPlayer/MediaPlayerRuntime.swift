@@ -29,8 +29,9 @@ final class MediaPlayerRuntime: Sendable {
     /// Publishes the MPRIS player, once; later calls return the same publication.
     ///
     /// It starts after the main queue's current turn, so the targets an app adds in the same
-    /// turn as its first use of a centre are offered from the first moment (`CanControl` is
-    /// fixed when the player is published).
+    /// turn as its first use of a centre are offered from the first moment. `CanControl` is
+    /// true: an iOS app may add its targets in any later turn (once its player exists), and a
+    /// player published without control could never gain it (the property is constant).
     @discardableResult
     func publishPlayer() -> Task<BusName, any Error> {
         player.withLock { player in
@@ -38,12 +39,12 @@ final class MediaPlayerRuntime: Sendable {
             let task = Task { [self] in
                 do {
                     await Self.afterMainQueueTurn()
-                    let service = try MPRISService(
-                        configuration: MPRISConfiguration(
-                            playerName: configuration.playerName, identity: configuration.identity,
-                            desktopEntry: configuration.desktopEntry,
-                            artworkCacheDirectory: configuration.artworkCacheDirectory),
-                        commands: commands, nowPlaying: nowPlaying)
+                    var mpris = MPRISConfiguration(
+                        playerName: configuration.playerName, identity: configuration.identity,
+                        desktopEntry: configuration.desktopEntry,
+                        artworkCacheDirectory: configuration.artworkCacheDirectory)
+                    mpris.canControl = true
+                    let service = try MPRISService(configuration: mpris, commands: commands, nowPlaying: nowPlaying)
                     let name = try await service.publish(on: try await bus())
                     services.withLock { $0.append(service) }
                     return name

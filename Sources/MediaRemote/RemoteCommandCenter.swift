@@ -58,6 +58,9 @@ public final class RemoteCommandCenter: Sendable {
     public let dislikeCommand: RemoteCommand<FeedbackCommandEvent>
     /// Bookmarks the current item, or removes the bookmark. Enables radio mode.
     public let bookmarkCommand: RemoteCommand<FeedbackCommandEvent>
+    /// Rates the current item within the command's ``RemoteCommand/minimumRating`` and
+    /// ``RemoteCommand/maximumRating`` (the extension interface's `SetRating`).
+    public let ratingCommand: RemoteCommand<RatingCommandEvent>
     /// Sets the output volume (a Linux addition: iOS owns the volume).
     public let changeVolumeCommand: RemoteCommand<ChangeVolumeCommandEvent>
     /// Opens and plays a URL (a Linux addition, for `playerctl open`).
@@ -89,6 +92,7 @@ public final class RemoteCommandCenter: Sendable {
         likeCommand = RemoteCommand("like", options: .init(localizedTitle: "Like"), changes: changes)
         dislikeCommand = RemoteCommand("dislike", options: .init(localizedTitle: "Dislike"), changes: changes)
         bookmarkCommand = RemoteCommand("bookmark", options: .init(localizedTitle: "Bookmark"), changes: changes)
+        ratingCommand = RemoteCommand("rating", options: .init(), changes: changes)
         changeVolumeCommand = RemoteCommand("changeVolume", options: .init(), changes: changes)
         openURLCommand = RemoteCommand("openURL", options: .init(), changes: changes)
         playItemInQueueCommand = RemoteCommand("playItemInQueue", options: .init(), changes: changes)
@@ -110,7 +114,7 @@ public final class RemoteCommandCenter: Sendable {
             || seekForwardCommand.isAvailable || seekBackwardCommand.isAvailable
             || changePlaybackPositionCommand.isAvailable || changePlaybackRateCommand.isAvailable
             || changeRepeatModeCommand.isAvailable || changeShuffleModeCommand.isAvailable
-            || isInRadioMode || changeVolumeCommand.isAvailable || openURLCommand.isAvailable
+            || isInRadioMode || ratingCommand.isAvailable || changeVolumeCommand.isAvailable || openURLCommand.isAvailable
             || playItemInQueueCommand.isAvailable || addItemToQueueCommand.isAvailable
             || removeItemFromQueueCommand.isAvailable
     }

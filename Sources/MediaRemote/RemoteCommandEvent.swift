@@ -243,6 +243,49 @@ extension RemoteCommand where Event == FeedbackCommandEvent {
     }
 }
 
+// MARK: Rating
+
+/// Rate the current item. The rating lies within the command's
+/// ``RemoteCommand/minimumRating`` and ``RemoteCommand/maximumRating``: a remote's value
+/// outside them (or not a number) is refused before any target runs.
+public struct RatingCommandEvent: CommandEvent, Equatable {
+    public typealias Options = RatingOptions
+    /// The rating to give, within the command's range.
+    public var rating: Double
+    public init(rating: Double) { self.rating = rating }
+}
+
+/// The range of ratings remotes may send.
+public struct RatingOptions: Sendable, Equatable {
+    /// The lowest rating. Default 0.
+    public var minimumRating: Double
+    /// The highest rating. Default 1, the scale of MPRIS's `xesam:userRating`.
+    public var maximumRating: Double
+
+    public init(minimumRating: Double = 0, maximumRating: Double = 1) {
+        self.minimumRating = minimumRating
+        self.maximumRating = maximumRating
+    }
+
+    /// Whether a remote may send `rating`: a number within the range (both ends included).
+    public func accepts(_ rating: Double) -> Bool {
+        rating >= minimumRating && rating <= maximumRating
+    }
+}
+
+extension RemoteCommand where Event == RatingCommandEvent {
+    /// The lowest rating remotes may send.
+    public var minimumRating: Double {
+        get { options.minimumRating }
+        set { options.minimumRating = newValue }
+    }
+    /// The highest rating remotes may send.
+    public var maximumRating: Double {
+        get { options.maximumRating }
+        set { options.maximumRating = newValue }
+    }
+}
+
 // MARK: Volume
 
 /// Set the output volume. Not part of Apple's command centre (iOS owns the

@@ -177,6 +177,33 @@ import Testing
         }
     }
 
+    @Test func aRatingOutsideTheRangeOrNotANumberIsRefusedAndReachesNoHandler() async throws {
+        try await withPlayer(configure: { app in
+            app.enableCommands()
+            app.enableRating()
+        }) { player in
+            let replies = try await player.client(
+                "get ext CanRate", "get ext RatingRange", "call ext SetRating d:4", "call ext SetRating d:5",
+                "call ext SetRating d:5.5", "call ext SetRating d:0", "call ext SetRating d:nan",
+                "call ext SetRating s:four")
+            #expect(Array(replies[0...3]) == ["b true", "ad [1.0, 5.0]", "ok", "ok"])
+            let invalid = "error org.freedesktop.DBus.Error.InvalidArgs: "
+            #expect(replies[4] == invalid + "Rating must be between 1.0 and 5.0 (RatingRange), not 5.5.")
+            #expect(replies[5] == invalid + "Rating must be between 1.0 and 5.0 (RatingRange), not 0.0.")
+            #expect(replies[6] == invalid + "Rating must be between 1.0 and 5.0 (RatingRange), not nan.")
+            #expect(replies[7].hasPrefix(invalid))
+            #expect(player.app.received == ["rating 4.0", "rating 5.0"])
+        }
+    }
+
+    @Test func ratingIsOfferedOnlyWithATarget() async throws {
+        try await withPlayer { player in
+            let replies = try await player.client("get ext CanRate", "get ext RatingRange", "call ext SetRating d:0.5")
+            #expect(replies == ["b false", "ad [0.0, 1.0]", "ok"])
+            #expect(player.app.received.isEmpty)
+        }
+    }
+
     @Test func rootInterfaceDescribesThePlayer() async throws {
         try await withPlayer { player in
             let replies = try await player.client(

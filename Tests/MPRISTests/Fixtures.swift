@@ -175,6 +175,16 @@ final class TestApp: Sendable {
         }
     }
 
+    /// Adds a target to the rating command, taking ratings from 1 to 5 stars.
+    func enableRating() {
+        let c = commands
+        c.performBatchUpdates {
+            c.ratingCommand.minimumRating = 1
+            c.ratingCommand.maximumRating = 5
+            c.ratingCommand.addTarget { event in self.record("rating \(event.rating)") }
+        }
+    }
+
     /// Adds targets to the feedback commands, which puts remotes in radio mode.
     func enableFeedback() {
         let c = commands

@@ -202,7 +202,7 @@ import Testing
                  "\(repositoryRoot)/dbus/org.mpris.MediaPlayer2.Playlists.xml"])
             if hasContent {
                 #expect(output.status == 0, "\(output.stdout)\(output.stderr)")
-                #expect(output.stdout == "match 79 members\n")
+                #expect(output.stdout == "match 82 members\n")
             } else {
                 #expect(output.status == 1, "\(output.stderr)")
                 #expect(output.stdout == "org.mpris.MediaPlayer2.Playlists: not served\n")

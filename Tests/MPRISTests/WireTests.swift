@@ -42,6 +42,7 @@ import Testing
                 "ext.BookmarkShortTitle": "s", "ext.RadioMode": "b", "ext.CanSeekForward": "b",
                 "ext.CanSeekBackward": "b", "ext.CanSkipForward": "b", "ext.CanSkipBackward": "b",
                 "ext.SkipForwardIntervals": "ad", "ext.SkipBackwardIntervals": "ad", "ext.SupportedRates": "ad",
+                "ext.CanRate": "b", "ext.RatingRange": "ad",
                 "ext.Interrupted": "b", "ext.OutputRoutes": "a(ss)", "ext.OutputRoute": "s",
                 "ext.CanSelectOutputRoute": "b", "ext.ReplayGain": "s", "ext.CanSetReplayGain": "b",
             ]
@@ -126,7 +127,7 @@ import Testing
                  "\(repositoryRoot)/dbus/org.mpris.MediaPlayer2.TrackList.xml"])
             if hasTrackList {
                 #expect(output.status == 0, "\(output.stdout)\(output.stderr)")
-                #expect(output.stdout == "match 83 members\n")
+                #expect(output.stdout == "match 86 members\n")
             } else {
                 #expect(output.status == 1, "\(output.stderr)")
                 #expect(output.stdout == "org.mpris.MediaPlayer2.TrackList: not served\n")
