@@ -4,12 +4,32 @@ import Foundation
 /// Where an iOS app's MediaPlayer code expects to run: its command handlers, data source and
 /// delegate are called on the main queue, as UIKit-era code assumes.
 enum MainQueue {
-    /// Runs `body` on the main thread and returns its result: at once when called there
-    /// (a data source may be asked from the app's own calls, such as `endUpdates()`), else
-    /// waiting for the main queue. The caller must not hold anything the main thread waits for.
+    /// Runs `body` on the main queue and returns its result: at once when called on the main
+    /// thread or from a block of the main queue (a data source may be asked from the app's own
+    /// calls, such as `endUpdates()`; a command handler may set `nowPlayingInfo`), else waiting
+    /// for the main queue. The caller must not hold anything the main queue waits for.
     static func sync<T>(_ body: () throws -> T) rethrows -> T {
-        if Thread.isMainThread { return try body() }
+        if isCurrent { return try body() }
         return try DispatchQueue.main.sync(execute: body)
+    }
+
+    /// Whether the caller runs on the main thread or in a block of the main queue. Both are
+    /// needed: once the main thread calls `dispatchMain()` (as an app with no run loop of its
+    /// own does, and the test runner), libdispatch drains the main queue on other threads, where
+    /// `DispatchQueue.main.sync` would wait for itself.
+    static var isCurrent: Bool {
+        Thread.isMainThread || DispatchQueue.getSpecific(key: marker.key) == true
+    }
+
+    /// The key the main queue carries, set on first use.
+    private static let marker: Marker = {
+        let marker = Marker()
+        DispatchQueue.main.setSpecific(key: marker.key, value: true)
+        return marker
+    }()
+
+    private final class Marker: @unchecked Sendable {  // the key is immutable; libdispatch may read it from any thread
+        let key = DispatchSpecificKey<Bool>()
     }
 
     /// Runs `body` on the main queue and returns its result, suspending (not blocking) meanwhile.
