@@ -460,6 +460,56 @@ extension MediaPlayerTests {
             }
         }
 
+        @Test func aDataSourceTheAppReleasedShowsNoChildren() async throws {
+            let bus = try await MediaPlayerBus.start()
+            let manager = MPPlayableContentManager.shared()
+            defer { manager.dataSource = nil }
+            do {
+                let library = PodcastLibrary()
+                manager.dataSource = library
+                _ = try await LinuxMediaPlayer.mediaTreeBusName()
+                #expect(try await contentClient(bus, ["list", ""]) == ["Sign in to see more|Informative Music|Container Podcasts|Container"])
+            }
+            // The manager held it weakly, as Apple's does.
+            #expect(manager.dataSource == nil)
+            let watcher = try await watchTree(bus)
+            defer { watcher.kill() }
+            manager.reloadData()
+            _ = try await watcher.waitForLine(timeout: .seconds(10)) { $0 == "updated " }
+            #expect(try await contentClient(bus, ["list", ""]) == ["(empty)"])
+        }
+
+        /// Each read of the data source is a turn of the main queue: a large container costs one
+        /// per row when first listed.
+        @Test func aLargeContainerIsListedPromptly() async throws {
+            final class LongPlaylist: NSObject, MPPlayableContentDataSource {
+                func numberOfChildItems(at indexPath: IndexPath) -> Int { indexPath.isEmpty ? 1 : 4_000 }
+                func contentItem(at indexPath: IndexPath) -> MPContentItem? {
+                    let item = MPContentItem(identifier: indexPath.count == 1 ? "all" : "track:\(indexPath[1])")
+                    item.title = indexPath.count == 1 ? "All Songs" : "Song \(indexPath[1])"
+                    item.isContainer = indexPath.count == 1
+                    item.isPlayable = true
+                    return item
+                }
+            }
+            try await withApp(LongPlaylist()) { bus in
+                let clock = ContinuousClock()
+                let start = clock.now
+                let output = try await bus.python(
+                    """
+                    import sys, dbus
+                    bus = dbus.SessionBus()
+                    node = bus.get_object(sys.argv[1], sys.argv[2] + "/all", introspect=False)
+                    rows = dbus.Interface(node, "org.gnome.UPnP.MediaContainer2").ListChildren(dbus.UInt32(0), dbus.UInt32(0), ["DisplayName"], timeout=60)
+                    print(len(rows), rows[-1]["DisplayName"])
+                    """, [MediaPlayerBus.treeName, MediaPlayerBus.treeRoot])
+                let took = clock.now - start
+                print("4,000 rows read through the main queue and listed in \(took)")
+                #expect(output.stdout == "4000 Song 3999\n", "\(output.stderr)")
+                #expect(took < .seconds(10))
+            }
+        }
+
         @Test func hostileRequestsGetClearErrorsAndChangeNothing() async throws {
             final class BrokenLibrary: PodcastLibrary {
                 override func numberOfChildItems(at indexPath: IndexPath) -> Int {
