@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import MediaRemote
 import Synchronization
@@ -10,9 +11,10 @@ import Synchronization
 /// manager reads each one's properties when it is returned, on the main queue, and serves
 /// remotes from what it read.
 ///
-/// Differences from Apple's: a change made to an item after it was returned reaches remotes
-/// when the manager reads its container again (``MPPlayableContentManager/endUpdates()`` or
-/// ``MPPlayableContentManager/reloadData()``), not by itself.
+/// A change to an item after the data source returned it reaches remotes, as on iOS: the
+/// manager reads the content again on the main queue's next turn (once for the changes made
+/// until then) and remotes hear of each container that changed. Changes made while the data
+/// source is being asked for the item are part of what it returns.
 open class MPContentItem: NSObject, @unchecked Sendable {  // every property is behind one lock
     private struct Fields {
         var title: String?
@@ -23,6 +25,8 @@ open class MPContentItem: NSObject, @unchecked Sendable {  // every property is 
         var isExplicitContent = false
         var isContainer = false
         var isPlayable = false
+        /// Whether the manager has read the item: a change then reaches remotes.
+        var isShown = false
     }
 
     private let fields = Mutex(Fields())
@@ -43,19 +47,19 @@ open class MPContentItem: NSObject, @unchecked Sendable {  // every property is 
     /// The row's main text: a track's name, an episode's title.
     open var title: String? {
         get { fields.withLock { $0.title } }
-        set { fields.withLock { $0.title = newValue } }
+        set { update(\.title, to: newValue) }
     }
 
     /// The row's second line: a song's artist, an album's artist.
     open var subtitle: String? {
         get { fields.withLock { $0.subtitle } }
-        set { fields.withLock { $0.subtitle = newValue } }
+        set { update(\.subtitle, to: newValue) }
     }
 
     /// Cover art shown with the row; its image is made only when a remote shows it.
     open var artwork: MPMediaItemArtwork? {
         get { fields.withLock { $0.artwork } }
-        set { fields.withLock { $0.artwork = newValue } }
+        set { update(\.artwork, to: newValue) }
     }
 
     /// How much of the item has been played: 0 (not started) to 1 (finished); −1, the
@@ -64,32 +68,49 @@ open class MPContentItem: NSObject, @unchecked Sendable {  // every property is 
     /// Values past 1 are shown as 1; other negative values, NaN and infinities as none.
     open var playbackProgress: Float {
         get { fields.withLock { $0.playbackProgress } }
-        set { fields.withLock { $0.playbackProgress = newValue } }
+        set { update(\.playbackProgress, to: newValue) }
     }
 
     /// A live stream from the network (a radio station): no length, no seeking. Default false.
     open var isStreamingContent: Bool {
         get { fields.withLock { $0.isStreamingContent } }
-        set { fields.withLock { $0.isStreamingContent = newValue } }
+        set { update(\.isStreamingContent, to: newValue) }
     }
 
     /// Explicit content, which a head unit may hide. Default false.
     open var isExplicitContent: Bool {
         get { fields.withLock { $0.isExplicitContent } }
-        set { fields.withLock { $0.isExplicitContent = newValue } }
+        set { update(\.isExplicitContent, to: newValue) }
     }
 
     /// The row opens onto children (an album, a playlist, a tab). Default false.
     open var isContainer: Bool {
         get { fields.withLock { $0.isContainer } }
-        set { fields.withLock { $0.isContainer = newValue } }
+        set { update(\.isContainer, to: newValue) }
     }
 
     /// The row can be played: a track, or a container played as a whole (an album). A row
     /// neither playable nor a container is informative only. Default false.
     open var isPlayable: Bool {
         get { fields.withLock { $0.isPlayable } }
-        set { fields.withLock { $0.isPlayable = newValue } }
+        set { update(\.isPlayable, to: newValue) }
+    }
+
+    /// Sets a property; a change to an item remotes show has the manager read the content again.
+    private func update<Value: Equatable>(_ field: WritableKeyPath<Fields, Value>, to value: Value) {
+        let shownChange = fields.withLock { fields -> Bool in
+            guard fields[keyPath: field] != value else { return false }
+            fields[keyPath: field] = value
+            return fields.isShown
+        }
+        if shownChange { ContentItemChanges.itemChanged() }
+    }
+
+    /// The item as MediaRemote keeps it, read once for the manager's copy: later changes to
+    /// this object are sent to remotes.
+    var shownContentItem: ContentItem {
+        fields.withLock { $0.isShown = true }
+        return contentItem
     }
 
     /// The item as MediaRemote keeps it: what remotes are shown, read once.
@@ -117,6 +138,27 @@ open class MPContentItem: NSObject, @unchecked Sendable {  // every property is 
             fields.isExplicitContent = item.isExplicitContent
             fields.isContainer = item.isContainer
             fields.isPlayable = item.isPlayable
+        }
+    }
+}
+
+/// Changes to items remotes show, sent to them as on iOS: the first change schedules one read
+/// of the content on the main queue (a batch of updates, which announces each container that
+/// changed), and the changes made until it runs go with it.
+enum ContentItemChanges {
+    private static let scheduled = Atomic<Bool>(false)
+    /// How many reads of the data source are under way on the main queue: an item changed
+    /// there is being returned, and is read as it is.
+    static let readsOnMainQueue = Atomic<Int>(0)
+
+    static func itemChanged() {
+        if MainQueue.isCurrent, readsOnMainQueue.load(ordering: .relaxed) > 0 { return }
+        guard scheduled.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        DispatchQueue.main.async {
+            scheduled.store(false, ordering: .relaxed)
+            let content = MediaPlayerRuntime.shared.content
+            content.beginUpdates()
+            content.endUpdates()
         }
     }
 }

@@ -30,8 +30,6 @@ import MediaRemote
 ///   `NSObjectProtocol`; their optional methods have defaults in protocol extensions (there
 ///   is no `@objc optional`), and a class's method must match the requirement's signature
 ///   exactly to be called instead of the default.
-/// - A change to an ``MPContentItem`` after it was returned reaches remotes when its container
-///   is read again (``endUpdates()``, ``reloadData()``), not by itself.
 /// - A completion handler not called within 30 seconds is given up: a play request then fails,
 ///   a loading container shows what it has.
 /// - An error the delegate passes when playback cannot start reaches the remote as a D-Bus

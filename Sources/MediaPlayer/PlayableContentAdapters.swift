@@ -21,7 +21,12 @@ final class DataSourceAdapter: PlayableContentDataSource, @unchecked Sendable { 
     }
 
     func contentItem(at indexPath: IndexPath) -> ContentItem? {
-        MainQueue.sync { app?.contentItem(at: indexPath)?.contentItem }
+        MainQueue.sync {
+            // What the app changes on an item while returning it is part of the answer.
+            ContentItemChanges.readsOnMainQueue.add(1, ordering: .relaxed)
+            defer { ContentItemChanges.readsOnMainQueue.subtract(1, ordering: .relaxed) }
+            return app?.contentItem(at: indexPath)?.shownContentItem
+        }
     }
 
     func childItemsDisplayPlaybackProgress(at indexPath: IndexPath) -> Bool {

@@ -389,6 +389,47 @@ extension MediaPlayerTests {
             }
         }
 
+        @Test func anItemChangedAfterItWasReturnedReachesTheHeadUnit() async throws {
+            /// Keeps its episodes, and updates their progress as they play.
+            final class EpisodeLibrary: PodcastLibrary {
+                let episodes: [MPContentItem] = (0..<3).map { index in
+                    let item = MPContentItem(identifier: ["ep:1", "ep:2", "radio"][index])
+                    item.title = ["Episode 1", "Episode 2", "Radio One"][index]
+                    item.isPlayable = true
+                    return item
+                }
+                override func contentItem(at indexPath: IndexPath) -> MPContentItem? {
+                    guard indexPath.count == 2, indexPath[0] == 1 else { return super.contentItem(at: indexPath) }
+                    // Changed while it is returned: part of the answer, not a change to send.
+                    episodes[indexPath[1]].subtitle = "The Show"
+                    return episodes[indexPath[1]]
+                }
+            }
+            let library = EpisodeLibrary()
+            try await withApp(library) { bus in
+                _ = try await contentClient(bus, ["walk"])
+                let watcher = try await watchTree(bus)
+                defer { watcher.kill() }
+                // The player's progress timer, on a queue of its own.
+                let episodes = library.episodes.map { MainQueueBound($0) }
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.global().async {
+                        episodes[0].value.playbackProgress = 0.75
+                        episodes[1].value.playbackProgress = 0.25
+                        done.resume()
+                    }
+                }
+                _ = try await watcher.waitForLine(timeout: .seconds(10)) { $0 == "updated podcasts" }
+                let lines = try await contentClient(
+                    bus, ["get", treePath("podcasts", "ep:1"), "org.mprisbridge.MediaNode1", "PlaybackProgress"],
+                    ["get", treePath("podcasts", "ep:2"), "org.mprisbridge.MediaNode1", "PlaybackProgress"])
+                #expect(lines == ["Double 0.75", "Double 0.25"])
+                // Both changes went to the head unit together, and only the container they are in changed.
+                let updates = watcher.capturedStdout.split(separator: "\n").filter { $0.hasPrefix("updated") }
+                #expect(updates == ["updated podcasts"])
+            }
+        }
+
         @Test func aHeadUnitsLimitsReachTheDelegateOnTheMainQueueAndTheContext() async throws {
             let player = ContentPlayer()
             try await withApp(delegate: player) { bus in
