@@ -46,6 +46,7 @@ open class MPPlayableContentManagerContext: NSObject, @unchecked Sendable {  // 
     /// Whether a remote that browses the content (a head unit) is connected.
     open var endpointAvailable: Bool { context.endpointAvailable }
 
+    /// The values, for logs.
     open override var description: String {
         "<MPPlayableContentManagerContext endpointAvailable=\(endpointAvailable) contentLimitsEnforced=\(contentLimitsEnforced) "
             + "enforcedContentItemsCount=\(enforcedContentItemsCount) enforcedContentTreeDepth=\(enforcedContentTreeDepth)>"
