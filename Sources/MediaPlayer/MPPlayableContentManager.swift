@@ -37,6 +37,11 @@ import MediaRemote
 /// - A data source's `nil` answer to ``MPPlayableContentDataSource/contentItem(forIdentifier:completionHandler:)``
 ///   means “no such item”; only a data source that does not implement it has the manager look
 ///   among the rows it has read.
+/// - “The main queue” is the main dispatch queue (the main actor). In a process whose main thread
+///   is parked in `dispatchMain()` (an `async` `@main`, the test runner), libdispatch drains that
+///   queue on other threads, where `Thread.isMainThread` is false: code that checks it should
+///   check `MainActor` isolation or `dispatchPrecondition(condition: .onQueue(.main))` instead.
+///   A process that runs `RunLoop.main` drains it on the main thread, as iOS does.
 /// - The content items a remote asks the delegate to queue are new ``MPContentItem``s made from
 ///   the rows the manager read, without artwork, not the app's own objects.
 open class MPPlayableContentManager: NSObject, @unchecked Sendable {  // no state of its own: it forwards to MediaRemote's manager, which is thread-safe

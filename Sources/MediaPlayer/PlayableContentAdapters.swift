@@ -97,7 +97,7 @@ final class DelegateAdapter: PlayableContentDelegate, @unchecked Sendable {  // 
     {
         do {
             try await CompletionAnswer<Void>.asking { [self] answer in
-                guard app != nil else { return answer(.success(())) }
+                guard app != nil else { return answer(.failure(ContentError.noDelegate)) }
                 (self as any QueuePreparing).prepareQueue(items) { error in answer(error.map { .failure($0) } ?? .success(())) }
             }
         } catch is OptionalMethodNotImplemented {
