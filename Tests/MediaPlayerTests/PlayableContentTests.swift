@@ -468,8 +468,16 @@ extension MediaPlayerTests {
                 #expect(lines == ["prepared", "prepared"])
                 #expect(player.queued.withLock { $0 } == [["album:blue/0", "ep:1"], nil])
                 // A delegate with neither of Apple's queue methods prepares nothing, and says so kindly.
-                MPPlayableContentManager.shared().delegate = ContextListener()
+                let listener = ContextListener()
+                MPPlayableContentManager.shared().delegate = listener
                 #expect(try await contentClient(bus, ["prepare"]) == ["prepared"])
+                // One the app let go of (the manager holds it weakly) is no delegate.
+                withExtendedLifetime(listener) {}
+                MPPlayableContentManager.shared().delegate = ContextListener()
+                #expect(
+                    try await contentClient(bus, ["prepare"]) == [
+                        "error org.freedesktop.DBus.Error.NotSupported The app has no content delegate to start playback"
+                    ])
             }
         }
 
