@@ -17,6 +17,10 @@ import Foundation
 /// thread. A method written with the iOS 13 spelling (`@escaping (Error?) -> Void`) implements
 /// the requirement as well.
 ///
+/// A `@MainActor` class conforms with an isolated conformance
+/// (`final class Library: @MainActor MPPlayableContentDataSource`) or `@preconcurrency`: the
+/// manager calls it on the main actor only.
+///
 /// Differences from Apple's: the protocol refines `AnyObject` rather than `NSObjectProtocol`
 /// (any class may conform, an `NSObject` subclass as on iOS included).
 public protocol MPPlayableContentDataSource: AnyObject {
@@ -55,7 +59,8 @@ public protocol MPPlayableContentDataSource: AnyObject {
 /// Set an object of the app's as ``MPPlayableContentManager/delegate`` (held weakly). Every
 /// method is called on the main queue; every method has a default (Linux has no `@objc
 /// optional`), which behaves as iOS does when the method is not implemented. Completion handlers
-/// are `@Sendable` (either spelling of a handler's type implements the requirement).
+/// are `@Sendable` (either spelling of a handler's type implements the requirement). A `@MainActor`
+/// class conforms as to ``MPPlayableContentDataSource``.
 ///
 /// Differences from Apple's: the protocol refines `AnyObject` rather than `NSObjectProtocol`.
 public protocol MPPlayableContentDelegate: AnyObject {

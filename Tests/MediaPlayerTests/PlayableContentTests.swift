@@ -257,6 +257,36 @@ extension MediaPlayerTests {
             }
         }
 
+        @Test func aMainActorDataSourceConformsAndIsCalledOnTheMainActor() async throws {
+            /// A Swift 6 app's data source: isolated to the main actor, conforming on it.
+            @MainActor final class Shelf: @MainActor MPPlayableContentDataSource {
+                var reads = 0
+                func numberOfChildItems(at indexPath: IndexPath) -> Int {
+                    MainActor.assertIsolated()
+                    reads += 1
+                    return indexPath.isEmpty ? 2 : 0
+                }
+                func contentItem(at indexPath: IndexPath) -> MPContentItem? {
+                    MainActor.assertIsolated()
+                    reads += 1
+                    let item = MPContentItem(identifier: "book:\(indexPath[0])")
+                    item.title = "Book \(indexPath[0] + 1)"
+                    item.isPlayable = true
+                    return item
+                }
+            }
+            let bus = try await MediaPlayerBus.start()
+            let shelf = await MainActor.run {
+                let shelf = Shelf()
+                MPPlayableContentManager.shared().dataSource = shelf
+                return shelf
+            }
+            defer { MPPlayableContentManager.shared().dataSource = nil }
+            _ = try await LinuxMediaPlayer.mediaTreeBusName()
+            #expect(try await contentClient(bus, ["list", ""]) == ["Book 1|Playable Book 2|Playable"])
+            #expect(await shelf.reads >= 3)
+        }
+
         @Test func playingATrackFromTheTreeReachesTheDelegateWithItsIndexPathAndMarksItsRow() async throws {
             let player = ContentPlayer()
             try await withApp(delegate: player) { bus in
