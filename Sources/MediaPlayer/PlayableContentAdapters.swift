@@ -52,7 +52,7 @@ final class DataSourceAdapter: PlayableContentDataSource, @unchecked Sendable { 
                 app.contentItem(forIdentifier: identifier) { item, error in
                     if let error { return answer(.failure(error)) }
                     guard let item else {
-                        return answer(.failure(ContentError.noSuchContent("no item has the identifier '\(identifier)'")))
+                        return answer(.failure(ContentError.noSuchContent("no item has the identifier '\(DBusError.excerpt(identifier))'")))
                     }
                     answer(.success(item.contentItem))
                 }
