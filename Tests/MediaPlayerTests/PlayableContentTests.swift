@@ -440,23 +440,31 @@ extension MediaPlayerTests {
                 _ = try await contentClient(bus, ["walk"])
                 let watcher = try await watchTree(bus)
                 defer { watcher.kill() }
-                // The player's progress timer, on a queue of its own.
                 let episodes = library.episodes.map { MainQueueBound($0) }
-                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                    DispatchQueue.global().async {
-                        episodes[0].value.playbackProgress = 0.75
-                        episodes[1].value.playbackProgress = 0.25
-                        done.resume()
-                    }
-                }
+                // The player's progress timer, on a queue of its own.
+                DispatchQueue.global().async { episodes[2].value.isExplicitContent = true }
                 _ = try await watcher.waitForLine(timeout: .seconds(10)) { $0 == "updated podcasts" }
-                let lines = try await contentClient(
-                    bus, ["get", treePath("podcasts", "ep:1"), "org.mprisbridge.MediaNode1", "PlaybackProgress"],
-                    ["get", treePath("podcasts", "ep:2"), "org.mprisbridge.MediaNode1", "PlaybackProgress"])
+                // Two changes in one turn of the main queue go to the head unit together.
+                DispatchQueue.main.async {
+                    episodes[0].value.playbackProgress = 0.75
+                    episodes[1].value.playbackProgress = 0.25
+                }
+                let clock = ContinuousClock()
+                let deadline = clock.now + .seconds(10)
+                var lines: [String] = []
+                while lines != ["Double 0.75", "Double 0.25"], clock.now < deadline {
+                    lines = try await contentClient(
+                        bus, ["get", treePath("podcasts", "ep:1"), "org.mprisbridge.MediaNode1", "PlaybackProgress"],
+                        ["get", treePath("podcasts", "ep:2"), "org.mprisbridge.MediaNode1", "PlaybackProgress"])
+                }
                 #expect(lines == ["Double 0.75", "Double 0.25"])
-                // Both changes went to the head unit together, and only the container they are in changed.
+                #expect(try await contentClient(bus, ["list", "podcasts"]).first?.contains("Radio One|Playable,Explicit") == true)
+                _ = try await watcher.waitForLine(timeout: .seconds(10)) { _ in
+                    watcher.capturedStdout.split(separator: "\n").filter { $0.hasPrefix("updated") }.count >= 2
+                }
+                // Only the container they are in changed, once per turn.
                 let updates = watcher.capturedStdout.split(separator: "\n").filter { $0.hasPrefix("updated") }
-                #expect(updates == ["updated podcasts"])
+                #expect(updates == ["updated podcasts", "updated podcasts"])
             }
         }
 
