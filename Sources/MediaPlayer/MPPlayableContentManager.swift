@@ -29,7 +29,9 @@ import MediaRemote
 ///   read back from the tree's adapters); the protocols refine `AnyObject`, not
 ///   `NSObjectProtocol`; their optional methods have defaults in protocol extensions (there
 ///   is no `@objc optional`), and a class's method must match the requirement's signature
-///   exactly to be called instead of the default.
+///   exactly, and be declared by the class that conforms (not added by a subclass), to be
+///   called instead of the default. Completion handlers are `@Sendable`, as in Apple's current
+///   SDK; a method with iOS 13's spelling implements the requirement too.
 /// - A completion handler not called within 30 seconds is given up: a play request then fails,
 ///   a loading container shows what it has.
 /// - An error the delegate passes when playback cannot start reaches the remote as a D-Bus
