@@ -25,6 +25,8 @@ let package = Package(
         // Without its Foundation trait: the test support (and the benchmarks' services, which use it)
         // then link no Foundation, whose mapped pages would count in the memory they measure.
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
+        // `swift package generate-documentation`: the DocC catalogs of the library products.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         // libdbus-1, imported through a shim header (see Sources/CDBus/shim.h).
