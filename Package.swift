@@ -50,7 +50,11 @@ let package = Package(
         .target(name: "MediaPlayer", dependencies: ["AsyncSupport", "DBus", "MPRIS", "MediaRemote"]),
         .testTarget(
             name: "MediaPlayerTests",
-            dependencies: ["MediaPlayer", "DBus", "DBusTestSupport", "MediaRemote", "ProcessTestSupport"],
+            dependencies: [
+                "MediaPlayer", "DBus", "DBusTestSupport", "MediaRemote", "ProcessTestSupport",
+                // The example app, started by the tests as a user starts it.
+                "ios-audio-app-example",
+            ],
             exclude: ["Python"]),
         // SHA-256 for content-addressed files (artwork cache, the library's image store).
         .target(name: "Digest"),
@@ -63,6 +67,11 @@ let package = Package(
         .executableTarget(
             name: "now-playing-example", dependencies: ["DBus", "MPRIS", "MediaRemote"],
             path: "Examples/NowPlayingExample"),
+        // An iOS audio app's delegate, data source and command targets, compiled unchanged against
+        // MediaPlayer; LinuxUIKit.swift stands in for what UIKit gives it on iOS.
+        .executableTarget(
+            name: "ios-audio-app-example", dependencies: ["MediaPlayer"], path: "Examples/iOSAudioApp",
+            resources: [.copy("Artwork.png")]),
         // GStreamer core and the discoverer from plugins-base, imported through a shim header.
         .systemLibrary(
             name: "CGStreamer",
@@ -150,7 +159,9 @@ let package = Package(
 // Every Swift target: existential types spelled `any`, and a module's members visible only where
 // the module is imported (as the Swift server packages build).
 for target in package.targets where target.type != .system {
-    target.swiftSettings = (target.swiftSettings ?? []) + [
-        .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility"),
-    ]
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("MemberImportVisibility")]
+    // The iOS example keeps Apple's spelling (`Error?`), as an iOS app has it.
+    if target.name != "ios-audio-app-example" {
+        target.swiftSettings! += [.enableUpcomingFeature("ExistentialAny")]
+    }
 }
