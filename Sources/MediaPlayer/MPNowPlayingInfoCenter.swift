@@ -41,9 +41,9 @@ import Synchronization
 ///   from strings, since D-Bus cannot carry them.
 /// - `playbackState` alone, with no dictionary, shows nothing: MPRIS says `Stopped`.
 /// - `.interrupted` shows as `Paused` (MPRIS has no such status).
-/// - Language options are kept as given: there are no `MPNowPlayingInfoLanguageOption` classes.
-/// - ``MPMediaItemArtwork`` images are `ArtworkImage`s, not `UIImage`s.
-/// - The first use of ``default()`` publishes the player on D-Bus (see `LinuxMediaPlayer`).
+/// - Language options are kept as given, not shown: MPRIS has none.
+/// - ``MPMediaItemArtwork`` images are ``ArtworkImage``s, not `UIImage`s.
+/// - The first use of ``default()`` publishes the player on D-Bus (see ``LinuxMediaPlayer``).
 /// - When two threads set the centre at once, the one publishing also publishes the other's
 ///   change, so the other's setter may return an instant before its change is shown.
 open class MPNowPlayingInfoCenter: NSObject, @unchecked Sendable {  // its only state, the app's dictionary, is behind a Mutex

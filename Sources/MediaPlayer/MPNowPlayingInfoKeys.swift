@@ -74,7 +74,7 @@ public let MPNowPlayingInfoPropertyAssetURL: String = "MPNowPlayingInfoPropertyA
 /// kept, not shown.
 public let MPNowPlayingInfoPropertyCurrentPlaybackDate: String = "MPNowPlayingInfoPropertyCurrentPlaybackDate"
 /// The app's own identifier of the item, a `String` (the identifier of its
-/// `MPContentItem`); names the item for remotes (MPRIS `mpris:trackid`).
+/// ``MPContentItem``); names the item for remotes (MPRIS `mpris:trackid`).
 public let MPNowPlayingInfoPropertyExternalContentIdentifier: String =
     "MPNowPlayingInfoPropertyExternalContentIdentifier"
 /// The app's identifier of the user profile playing, a `String`: kept, not shown.

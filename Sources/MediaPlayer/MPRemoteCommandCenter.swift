@@ -33,25 +33,27 @@ import MediaRemote
 ///
 /// Differences from Apple's:
 /// - `addTarget(_:action:)` and `removeTarget(_:action:)` are absent: there is no Objective-C
-///   runtime to send a selector. Use `addTarget(handler:)`.
-/// - `addTarget(handler:)` is `@discardableResult`: an app that never removes its target need
-///   not keep the token.
+///   runtime to send a selector. Use ``MPRemoteCommand/addTarget(handler:)``.
+/// - ``MPRemoteCommand/addTarget(handler:)`` is `@discardableResult`: an app that never removes
+///   its target need not keep the token.
 /// - Handlers run on the main queue (the main actor). In a process whose main thread called
 ///   `dispatchMain()` (an `async` main does), Linux drains that queue on another thread, so
 ///   `Thread.isMainThread` is false there; under `RunLoop.main.run()` it is true.
-/// - `enableLanguageOptionCommand` and `disableLanguageOptionCommand` keep their targets, but no
-///   remote on Linux sends them (MPRIS has no language options).
-/// - Remotes cannot ask for a mode to be kept across sessions: `preservesRepeatMode` and
-///   `preservesShuffleMode` are always false.
+/// - ``enableLanguageOptionCommand`` and ``disableLanguageOptionCommand`` keep their targets, but
+///   no remote on Linux sends them (MPRIS has no language options).
+/// - Remotes cannot ask for a mode to be kept across sessions:
+///   ``MPChangeRepeatModeCommandEvent/preservesRepeatMode`` and
+///   ``MPChangeShuffleModeCommandEvent/preservesShuffleMode`` are always false.
 /// - ``MPRemoteCommandEvent/timestamp`` is seconds since boot as on iOS, read from the Linux
 ///   monotonic clock.
 /// - Invalid settings are dropped instead of kept: a skip interval or rate that is not positive
 ///   and finite; supported rates are kept sorted and without duplicates.
-/// - A rating outside `minimumRating`…`maximumRating`, a NaN or negative rate, an unknown
-///   `LoopStatus` are refused with a D-Bus error before any handler runs.
+/// - A rating outside ``MPRatingCommand/minimumRating``…``MPRatingCommand/maximumRating``, a NaN
+///   or negative rate, an unknown `LoopStatus` are refused with a D-Bus error before any handler
+///   runs.
 /// - An event an app makes with `init()` names a command of no centre (on iOS its command is
 ///   unset).
-/// - `ratingCommand`'s default range is 0 to 1 (MPRIS's `xesam:userRating` scale); Apple
+/// - ``ratingCommand``'s default range is 0 to 1 (MPRIS's `xesam:userRating` scale); Apple
 ///   documents none.
 open class MPRemoteCommandCenter: NSObject, @unchecked Sendable {  // immutable: every command keeps its state in MediaRemote
     private static let center = MPRemoteCommandCenter(MediaPlayerRuntime.shared.commands)
