@@ -45,18 +45,27 @@ extension Connection {
     ///
     /// Export objects before requesting a bus name, so that no call can arrive
     /// at a path that is not there yet.
+    ///
+    /// `executor` is where the object's method handlers (and property setters) run: nil for
+    /// Swift's global executor; an app whose handlers must run on one queue (its main queue)
+    /// gives an executor of that queue, so a call reaches them without a hop through another thread.
     /// - Throws: `ObjectPathInUse` if something is exported there already;
     ///   `InvalidArgs` if two interfaces share a name or one claims a standard
     ///   `org.freedesktop.DBus.*` interface.
-    public func export(_ interfaces: [Interface], at path: ObjectPath, ordering: CallOrdering = .serial) throws {
+    public func export(
+        _ interfaces: [Interface], at path: ObjectPath, ordering: CallOrdering = .serial,
+        executor: (any TaskExecutor)? = nil
+    ) throws {
         try ObjectServer.checkNames(interfaces.map(\.name))
-        try core.objects.add(path: path, interfaces: interfaces, ordering: ordering)
+        try core.objects.add(path: path, interfaces: interfaces, ordering: ordering, executor: executor)
         for interface in interfaces { interface.attach(to: core, at: path) }
     }
 
-    /// Exports one interface as an object at `path`; see ``export(_:at:ordering:)-([Interface],_,_)``.
-    public func export(_ interface: Interface, at path: ObjectPath, ordering: CallOrdering = .serial) throws {
-        try export([interface], at: path, ordering: ordering)
+    /// Exports one interface as an object at `path`; see ``export(_:at:ordering:executor:)-([Interface],_,_,_)``.
+    public func export(
+        _ interface: Interface, at path: ObjectPath, ordering: CallOrdering = .serial, executor: (any TaskExecutor)? = nil
+    ) throws {
+        try export([interface], at: path, ordering: ordering, executor: executor)
     }
 
     /// Removes the object at `path`. Calls already running finish; new ones get `UnknownObject`.
@@ -76,7 +85,7 @@ extension Connection {
     ///     with ``Connection/send(_:)``, and other signals with ``Connection/emitSignal(path:interface:member:body:destination:)``.
     ///
     /// Both run on the connection's queue for every call into the subtree: they
-    /// must be quick and must not block. Objects exported with ``export(_:at:ordering:)-([Interface],_,_)``
+    /// must be quick and must not block. Objects exported with ``export(_:at:ordering:executor:)-([Interface],_,_,_)``
     /// inside the subtree take precedence.
     public func exportSubtree(
         at root: ObjectPath, ordering: CallOrdering = .concurrent,
@@ -107,9 +116,12 @@ final class JobRunner: Sendable {
     private let ordering: CallOrdering
     /// One turn at a time on a serial object, `maximumConcurrentCalls` on a concurrent one.
     private let turns: TurnQueue
+    /// Where the handlers run; nil for Swift's global executor.
+    private let executor: (any TaskExecutor)?
 
-    init(_ ordering: CallOrdering) {
+    init(_ ordering: CallOrdering, executor: (any TaskExecutor)? = nil) {
         self.ordering = ordering
+        self.executor = executor
         turns = TurnQueue(width: ordering == .serial ? 1 : CallOrdering.maximumConcurrentCalls)
     }
 
@@ -117,7 +129,7 @@ final class JobRunner: Sendable {
     func submit(_ job: @escaping Job) {
         let turn = turns.reserve()
         let serial = ordering == .serial
-        Task {
+        Task(executorPreference: executor) {
             await turn.wait()
             // On a serial object the handler holds its turn, for a later order to take over.
             await Turn.$held.withValue(serial ? turn : nil) { await job() }
@@ -140,12 +152,12 @@ final class ObjectRegistry: Sendable {
 
     private let state = Mutex(State())
 
-    func add(path: ObjectPath, interfaces: [Interface], ordering: CallOrdering) throws {
+    func add(path: ObjectPath, interfaces: [Interface], ordering: CallOrdering, executor: (any TaskExecutor)?) throws {
         try state.withLock { state in
             guard state.objects[path] == nil else {
                 throw DBusError(.objectPathInUse, "An object is already exported at '\(path)'")
             }
-            state.objects[path] = Object(interfaces: interfaces, jobs: JobRunner(ordering))
+            state.objects[path] = Object(interfaces: interfaces, jobs: JobRunner(ordering, executor: executor))
         }
     }
 

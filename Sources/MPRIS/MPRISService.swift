@@ -41,6 +41,11 @@ public struct MPRISConfiguration: Sendable {
     /// `CanControl`, fixed at publication. Default nil: true only if the command centre then
     /// offers a command. An app that adds its targets after publishing sets it to true.
     public var canControl: Bool? = nil
+    /// Where remotes' commands (method calls and property writes) are handled: nil for
+    /// Swift's global executor. An app whose command targets run on one queue (its main
+    /// queue, as iOS apps' do) gives an executor of that queue, so a command reaches its
+    /// targets without a hop through another thread. Reads never wait for it.
+    public var commandExecutor: (any TaskExecutor)? = nil
 
     /// Describes a player; only the bus name and the identity are required.
     public init(
@@ -108,6 +113,7 @@ public final class MPRISService: Sendable {
     private let extensions: ExtensionInterface
     private let trackList: TrackListInterface?
     private let canControl: Bool?
+    private let commandExecutor: (any TaskExecutor)?
     private let playlists: PlaylistsInterface?
     private let artwork: ArtworkCache
     private let state = Mutex(Published())
@@ -136,6 +142,7 @@ public final class MPRISService: Sendable {
         self.audioSession = audioSession
         identity = configuration.identity
         canControl = configuration.canControl
+        commandExecutor = configuration.commandExecutor
         root = RootInterface(configuration: configuration, commands: commands)
         player = PlayerInterface(commands: commands, nowPlaying: nowPlaying)
         extensions = ExtensionInterface(commands: commands, nowPlaying: nowPlaying, audioSession: audioSession)
@@ -206,7 +213,7 @@ public final class MPRISService: Sendable {
             [root.interface, player.interface, extensions.interface]
             + [trackList?.interface, playlists?.interface].compactMap { $0 }
         do {
-            try connection.export(interfaces, at: Self.objectPath)
+            try connection.export(interfaces, at: Self.objectPath, executor: commandExecutor)
         } catch {
             // Nothing was published: stop following the centres and the content again.
             for observation in observations { observation.cancel() }

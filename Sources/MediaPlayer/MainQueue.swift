@@ -32,9 +32,26 @@ enum MainQueue {
         let key = DispatchSpecificKey<Bool>()
     }
 
-    /// Runs `body` on the main queue and returns its result, suspending (not blocking) meanwhile.
+    /// Runs `body` on the main queue and returns its result: at once when the caller runs there
+    /// already (a command handled on ``executor``), else suspending (not blocking) meanwhile.
     static func run<T: Sendable>(_ body: @escaping @MainActor @Sendable () -> T) async -> T {
-        await MainActor.run(body: body)
+        if isCurrent { return runHere(body) }
+        return await MainActor.run(body: body)
+    }
+
+    /// `body` run on the caller's thread, which is on the main queue.
+    private static func runHere<T: Sendable>(_ body: @MainActor () -> T) -> T { MainActor.assumeIsolated(body) }
+
+    /// Runs tasks' jobs on the main queue: the executor remotes' commands are handled on, so
+    /// they reach the app's handlers on the main queue with no other thread in between.
+    static let executor = Executor()
+
+    final class Executor: TaskExecutor {
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            let executor = asUnownedTaskExecutor()
+            DispatchQueue.main.async { job.runSynchronously(on: executor) }
+        }
     }
 }
 

@@ -44,6 +44,8 @@ final class MediaPlayerRuntime: Sendable {
                         desktopEntry: configuration.desktopEntry,
                         artworkCacheDirectory: configuration.artworkCacheDirectory)
                     mpris.canControl = true
+                    // Commands are handled where the app's handlers run: no hop on their way.
+                    mpris.commandExecutor = MainQueue.executor
                     let service = try MPRISService(configuration: mpris, commands: commands, nowPlaying: nowPlaying)
                     let name = try await service.publish(on: try await bus())
                     services.withLock { $0.append(service) }

@@ -1,4 +1,5 @@
 import AsyncSupport
+import Dispatch
 import DBus
 import DBusTestSupport
 import ProcessTestSupport
@@ -149,5 +150,49 @@ import Testing
             #expect(replies.filter { $0 != 1500 } == [300, 2, 1], "\(output)")
             #expect(started.withLock { $0 } == [1500, 300, 2, 1])
         }
+    }
+    /// An object exported with an executor runs its handlers there: here a queue of the test's,
+    /// which each handler checks it is on, with no task of Swift's global executor in between.
+    @Test func anObjectExportedWithAnExecutorRunsItsHandlersOnIt() async throws {
+        try await withTestService { fixture in
+            let executor = QueueExecutor()
+            let interface = Interface("org.mprisbridge.OnQueue1")
+            interface.method("Where", arguments: [], results: ["onQueue"]) { () async -> Bool in
+                executor.isCurrent
+            }
+            _ = interface.property("Value", Int32(1), access: .readWrite) { (value: Int32) async throws -> Int32 in
+                guard executor.isCurrent else { throw DBusError(.failed, "not on the executor's queue") }
+                return value
+            }
+            try fixture.service.export(interface, at: "/org/mprisbridge/OnQueue", executor: executor)
+            let proxy = Proxy(
+                fixture.client, destination: TestService.busName, path: "/org/mprisbridge/OnQueue",
+                interface: "org.mprisbridge.OnQueue1")
+            for _ in 0..<20 {
+                let onQueue: Bool = try await proxy.call("Where")
+                #expect(onQueue)
+            }
+            try await proxy.setProperty("Value", to: Int32(5))
+            #expect(try await proxy.property("Value", as: Int32.self) == 5)
+            #expect(executor.jobs.load(ordering: .relaxed) >= 21)
+        }
+    }
+}
+
+/// Runs jobs on a serial queue that carries a key, so code can tell it runs there.
+final class QueueExecutor: TaskExecutor {
+    let queue = DispatchQueue(label: "test.queue-executor")
+    private let key = DispatchSpecificKey<Bool>()
+    let jobs = Atomic<Int>(0)
+
+    init() { queue.setSpecific(key: key, value: true) }
+
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        jobs.add(1, ordering: .relaxed)
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
     }
 }
