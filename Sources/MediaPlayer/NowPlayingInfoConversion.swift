@@ -67,12 +67,19 @@ enum NowPlayingInfoConversion {
         /// A string without NUL characters, which D-Bus cannot carry.
         func string(_ key: String) -> String? {
             guard let string = dictionary[key] as? String else { return nil }
-            return string.contains("\0") ? string.replacingOccurrences(of: "\0", with: "") : string
+            // Checked on the UTF-8 view: Foundation's `contains` goes through CFString, which
+            // costs more than the rest of the conversion together.
+            return string.utf8.contains(0) ? String(string.unicodeScalars.filter { $0 != "\0" }) : string
         }
 
         /// Any number as a `Double`: Swift's integer and floating-point types and `NSNumber`.
         func number(_ key: String) -> Double? {
             guard let value = dictionary[key] else { return nil }
+            // The types apps put there most, cast directly; then any other, through the
+            // protocols (a slower cast, as it looks the conformance up).
+            if let double = value as? Double { return double }
+            if let integer = value as? Int { return Double(integer) }
+            if let float = value as? Float { return Double(float) }
             if let integer = value as? any BinaryInteger { return Double(integer) }
             if let float = value as? any BinaryFloatingPoint { return Double(float) }
             if let number = value as? NSNumber { return number.doubleValue }
