@@ -18,7 +18,7 @@ enum MainQueue {
     /// own does, and the test runner), libdispatch drains the main queue on other threads, where
     /// `DispatchQueue.main.sync` would wait for itself.
     static var isCurrent: Bool {
-        Thread.isMainThread || DispatchQueue.getSpecific(key: marker.key) == true
+        DispatchQueue.getSpecific(key: marker.key) == true || Thread.isMainThread
     }
 
     /// The key the main queue carries, set on first use.

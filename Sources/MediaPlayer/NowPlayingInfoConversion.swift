@@ -69,14 +69,18 @@ enum NowPlayingInfoConversion {
             guard let string = dictionary[key] as? String else { return nil }
             // Checked on the UTF-8 view: Foundation's `contains` goes through CFString, which
             // costs more than the rest of the conversion together.
-            return string.utf8.contains(0) ? String(string.unicodeScalars.filter { $0 != "\0" }) : string
+            let hasNUL = string.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? string.utf8.contains(0)
+            return hasNUL ? String(string.unicodeScalars.filter { $0 != "\0" }) : string
         }
 
         /// Any number as a `Double`: Swift's integer and floating-point types and `NSNumber`.
-        func number(_ key: String) -> Double? {
+        /// `integerFirst` tries `Int` before `Double`: the type apps put in counts, as a failed
+        /// cast costs about as much as the rest of a key's reading.
+        func number(_ key: String, integerFirst: Bool = false) -> Double? {
             guard let value = dictionary[key] else { return nil }
             // The types apps put there most, cast directly; then any other, through the
             // protocols (a slower cast, as it looks the conformance up).
+            if integerFirst, let integer = value as? Int { return Double(integer) }
             if let double = value as? Double { return double }
             if let integer = value as? Int { return Double(integer) }
             if let float = value as? Float { return Double(float) }
@@ -99,12 +103,14 @@ enum NowPlayingInfoConversion {
         /// A number, index or count: a whole number of at least 0 that fits in an `Int32`, as
         /// MPRIS carries track numbers; a fractional part is dropped, as `NSNumber.intValue` does.
         func count(_ key: String) -> Int? {
-            number(key).flatMap { $0 >= 0 && $0 <= Double(Int32.max) ? Int($0) : nil }
+            number(key, integerFirst: true).flatMap { $0 >= 0 && $0 <= Double(Int32.max) ? Int($0) : nil }
         }
 
         /// An unsigned 64-bit integer (a persistent ID), given as any integer type or an `NSNumber`.
         func unsignedInteger(_ key: String) -> UInt64? {
             guard let value = dictionary[key] else { return nil }
+            if let integer = value as? UInt64 { return integer }
+            if let integer = value as? Int { return UInt64(exactly: integer) }
             if let integer = value as? any BinaryInteger { return UInt64(exactly: integer) }
             if let number = value as? NSNumber {
                 // NSNumber holds persistent IDs above Int64.max as unsigned; a negative signed one is a wrapped UInt64.
