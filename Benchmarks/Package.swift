@@ -66,6 +66,20 @@ let package = Package(
                 .product(name: "MPRIS", package: "mpris-bridge"),
             ]
         ),
+        // What Apple's MediaPlayer API adds over MediaRemote: GetAll and PlayPause -> PropertiesChanged
+        // of an iOS-style app beside a native one, as ratios.
+        .executableTarget(
+            name: "MediaPlayerBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "DBus", package: "mpris-bridge"),
+                .product(name: "DBusTestSupport", package: "mpris-bridge"),
+                .product(name: "ProcessTestSupport", package: "mpris-bridge"),
+                .product(name: "MediaRemote", package: "mpris-bridge"),
+                .product(name: "MPRIS", package: "mpris-bridge"),
+                .product(name: "MediaPlayer", package: "mpris-bridge"),
+            ]
+        ),
         // The media tree (MediaServer2): a page of 100 from a 10,000-child container, a walk of a
         // 10,000-track LibraryContent tree, and a batch changing every title -> Updated signals.
         .executableTarget(
