@@ -148,11 +148,12 @@ final class PlayerInterface: Sendable {
         }
         // OpenUri(Uri): opens and plays it (added to the TrackList, which signals it); a scheme or
         // type not in SupportedUriSchemes / SupportedMimeTypes is refused with an error, and a
-        // client waits for Metadata's mpris:trackid to change rather than for the reply. No
-        // effect while the app cannot open URLs (CanControl false included).
+        // client waits for Metadata's mpris:trackid to change rather than for the reply. While
+        // the app cannot open URLs (CanControl false included): no effect, and an error
+        // (NotSupported), as the specification allows, so a client is not told a URI was opened.
         interface.method("OpenUri", arguments: ["Uri"]) { (uri: String) async throws in
             let command = commands.openURLCommand
-            guard command.isAvailable else { return }
+            guard command.isAvailable else { throw DBusError(.notSupported, "The player cannot open URIs.") }
             let url = try command.url(fromRemote: uri)
             try await command.performForRemote(OpenURLCommandEvent(url: url), action: "open \(DBusError.excerpt(uri))")
         }

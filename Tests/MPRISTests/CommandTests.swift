@@ -137,7 +137,8 @@ import Testing
             let replies = try await player.client(
                 "get player CanControl", "get player CanPlay", "get player CanPause", "call player Play",
                 "call player Next", "call player Pause", "call player PlayPause", "call player Stop",
-                "set player LoopStatus s:Track", "set player Volume d:0.5", "get player LoopStatus")
+                "set player LoopStatus s:Track", "set player Volume d:0.5", "get player LoopStatus",
+                "call player OpenUri s:file:///music/a.ogg")
             #expect(Array(replies[0...6]) == [
                 "b false", "b false", "b false", "ok", "ok", "ok",
                 "error org.freedesktop.DBus.Error.NotSupported: The player cannot pause now (CanPause is false).",
@@ -148,6 +149,7 @@ import Testing
                     == "error org.freedesktop.DBus.Error.PropertyReadOnly: LoopStatus is read-only: the player cannot be controlled (CanControl is false).")
             #expect(replies[9].hasPrefix("error org.freedesktop.DBus.Error.PropertyReadOnly: Volume is read-only"))
             #expect(replies[10] == "s None")
+            #expect(replies[11] == "error org.freedesktop.DBus.Error.NotSupported: The player cannot open URIs.")
             #expect(player.app.received.isEmpty)
         }
     }

@@ -17,6 +17,8 @@ import Testing
     struct RunningApp {
         let bus: PrivateBus
         let cache: TemporaryDirectory
+        /// The app's process id.
+        let pid: Int32
 
         func playerctl(_ arguments: String...) async throws -> String {
             let output = try await bus.run("playerctl", ["-p", ExampleAppTests.playerName] + arguments)
@@ -62,7 +64,7 @@ import Testing
                 let waited = try await bus.run("gdbus", ["wait", "--session", "--timeout", "20", name])
                 try #require(waited.status == 0, "\(name) never appeared: \(app.capturedStderr)")
             }
-            try await body(RunningApp(bus: bus, cache: cache))
+            try await body(RunningApp(bus: bus, cache: cache, pid: app.pid))
             app.kill()
             _ = await app.waitForExit()
         }
@@ -136,6 +138,33 @@ import Testing
             // A pick the delegate refuses reaches the head unit as its error.
             let refused = try await app.tree("play", "tab_2emusic")
             #expect(refused.first?.hasPrefix("error ") == true, "\(refused)")
+        }
+    }
+    /// The project's fuzzer (the daemon's, `Tests/MPRISBridgeTests/Python/fuzz_daemon.py`) against
+    /// the app: hostile calls derived from both its names' introspection reach MPRIS, the tree
+    /// and through them the app's handlers, data source and delegate on its main queue. The app
+    /// must not crash, answer every call within 5 s, and break no promise of the contract.
+    @Test func aSeededPassOfHostileCallsLeavesTheAppAnswering() async throws {
+        try await withApp { app in
+            let report = app.cache.path + "/fuzz.json"
+            let output = try await ChildProcess.run(
+                PrivateBus.systemPython,
+                [repositoryRoot + "/Tests/MPRISBridgeTests/Python/fuzz_daemon.py", "--pid", "\(app.pid)",
+                    "--name", Self.playerName, "--calls", "2000", "--seed", "5", "--max-rss-growth-kb", "65536",
+                    "--json", report],
+                environment: app.bus.pythonEnvironment, timeout: .seconds(150))
+            #expect(output.status == 0, "\(output.stdout)\n\(output.stderr)")
+            let summary = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+            #expect(summary["calls"] as? Int == 2000)
+            #expect(summary["crashes"] as? Int == 0)
+            #expect(summary["timeouts"] as? Int == 0)
+            #expect(summary["failed_liveness_checks"] as? Int == 0)
+            let findings = summary["findings"] as? [[String: Any]] ?? [["unreadable": summary["findings"] ?? "none"]]
+            #expect(findings.isEmpty, "\(findings)")
+            // Still the app it was: its tree walks, and it plays.
+            #expect(try await app.tree("walk").last == "problems 0")
+            #expect(try await app.playerctl("status") != "")
         }
     }
 }
