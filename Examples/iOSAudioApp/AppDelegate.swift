@@ -20,6 +20,8 @@ class AppDelegate: UIResponder, UIApplicationDelegate {
 
         configureRemoteCommands()
         player.onChange = { [weak self] in self?.updateNowPlayingInfo() }
+        // Where the listener left off: the first show, paused, ready for the play button.
+        player.load(Catalog.tabs[0].collections[0].episodes, startingAt: 0, playing: false)
         application.beginReceivingRemoteControlEvents()
         return true
     }

@@ -25,10 +25,11 @@ import Foundation
         return min(current.duration, position + Date().timeIntervalSince(positionDate) * Double(rate))
     }
 
-    func load(_ episodes: [Episode], startingAt start: Int) {
+    /// Makes `episodes` the queue, at `start`, playing or (as after a launch) paused.
+    func load(_ episodes: [Episode], startingAt start: Int, playing: Bool = true) {
         queue = episodes
         index = min(max(start, 0), max(episodes.count - 1, 0))
-        move(to: 0, playing: true)
+        move(to: 0, playing: playing)
     }
 
     func play() -> Bool {

@@ -72,7 +72,9 @@ import Testing
 
     @Test func theAppIsBrowsedPlayedFromTheTreeAndControlledWithPlayerctl() async throws {
         try await withApp { app in
-            #expect(try await app.playerctl("status") == "Stopped")
+            // Launched with its first show loaded and paused: the rate, 0, says paused.
+            #expect(try await app.playerctl("status") == "Paused")
+            #expect(try await app.playerctl("metadata", "title") == "Swift Over Coffee #1")
             #expect(try await app.player("org.freedesktop.DBus.Properties.Get", "org.mpris.MediaPlayer2", "Identity")
                 .contains("ios-audio-app-example"))
 
