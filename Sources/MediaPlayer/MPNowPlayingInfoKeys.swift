@@ -38,8 +38,42 @@ public let MPMediaItemPropertyReleaseDate: String = "releaseDate"
 /// Where the item's media is, a `URL`; shown as MPRIS `xesam:url` unless
 /// ``MPNowPlayingInfoPropertyAssetURL`` is set.
 public let MPMediaItemPropertyAssetURL: String = "assetURL"
-/// The item's media type, a number (`MPMediaType` on iOS): kept, not shown.
+/// The item's media type, an ``MPMediaType`` raw value: kept, not shown.
 public let MPMediaItemPropertyMediaType: String = "mediaType"
+/// The podcast an episode belongs to, a `String`: kept, not shown.
+public let MPMediaItemPropertyPodcastTitle: String = "podcastTitle"
+/// Whether the item is marked explicit, a `Bool`: kept, not shown.
+public let MPMediaItemPropertyIsExplicit: String = "isExplicit"
+/// The user's rating of the item, 0 to 5 stars, a number: kept, not shown.
+public let MPMediaItemPropertyRating: String = "rating"
+/// The item's lyrics, a `String`: kept, not shown.
+public let MPMediaItemPropertyLyrics: String = "lyrics"
+/// The item's comments, a `String`: kept, not shown.
+public let MPMediaItemPropertyComments: String = "comments"
+
+/// Kinds of media, the value of ``MPMediaItemPropertyMediaType`` (as its `rawValue`), with
+/// Apple's bits.
+public struct MPMediaType: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+
+    public static let music = MPMediaType(rawValue: 1 << 0)
+    public static let podcast = MPMediaType(rawValue: 1 << 1)
+    public static let audioBook = MPMediaType(rawValue: 1 << 2)
+    public static let audioITunesU = MPMediaType(rawValue: 1 << 3)
+    /// Every audio kind.
+    public static let anyAudio = MPMediaType(rawValue: 0x00FF)
+    public static let movie = MPMediaType(rawValue: 1 << 8)
+    public static let tvShow = MPMediaType(rawValue: 1 << 9)
+    public static let videoPodcast = MPMediaType(rawValue: 1 << 10)
+    public static let musicVideo = MPMediaType(rawValue: 1 << 11)
+    public static let videoITunesU = MPMediaType(rawValue: 1 << 12)
+    public static let homeVideo = MPMediaType(rawValue: 1 << 13)
+    /// Every video kind.
+    public static let anyVideo = MPMediaType(rawValue: 0xFF00)
+    /// Every kind.
+    public static let any = MPMediaType(rawValue: .max)
+}
 
 // MARK: Properties of the playback (MPNowPlayingInfoCenter)
 

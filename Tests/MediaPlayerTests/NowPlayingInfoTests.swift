@@ -24,7 +24,9 @@ extension MediaPlayerTests {
                 (MPMediaItemPropertyArtwork, "artwork"), (MPMediaItemPropertyPersistentID, "persistentID"),
                 (MPMediaItemPropertyPlaybackDuration, "playbackDuration"),
                 (MPMediaItemPropertyReleaseDate, "releaseDate"), (MPMediaItemPropertyAssetURL, "assetURL"),
-                (MPMediaItemPropertyMediaType, "mediaType"),
+                (MPMediaItemPropertyMediaType, "mediaType"), (MPMediaItemPropertyPodcastTitle, "podcastTitle"),
+                (MPMediaItemPropertyIsExplicit, "isExplicit"), (MPMediaItemPropertyRating, "rating"),
+                (MPMediaItemPropertyLyrics, "lyrics"), (MPMediaItemPropertyComments, "comments"),
             ]
             for (key, value) in keys { #expect(key == value) }
             let ownNames: [(String, String)] = [
@@ -50,6 +52,9 @@ extension MediaPlayerTests {
             #expect(MPNowPlayingPlaybackState(rawValue: 4) == .interrupted)
             #expect(MPNowPlayingPlaybackState.unknown.rawValue == 0 && MPNowPlayingPlaybackState.stopped.rawValue == 3)
             #expect(MPNowPlayingInfoMediaType(rawValue: 2) == .video && MPNowPlayingInfoMediaType.none.rawValue == 0)
+            #expect(MPMediaType.podcast.rawValue == 2 && MPMediaType.audioBook.rawValue == 4)
+            #expect(MPMediaType.anyAudio.contains([.music, .podcast, .audioBook, .audioITunesU]))
+            #expect(MPMediaType.movie.rawValue == 256 && MPMediaType.anyVideo.rawValue == 0xFF00)
         }
 
         @Test func theCentreAlonePublishesThePlayer() async throws {
@@ -467,7 +472,9 @@ extension MediaPlayerTests {
                 MPNowPlayingInfoPropertyExternalUserProfileIdentifier: "profile-1",
                 MPNowPlayingInfoCollectionIdentifier: "audiobook-9",
                 MPNowPlayingInfoPropertyMediaType: MPNowPlayingInfoMediaType.audio.rawValue,
-                MPMediaItemPropertyMediaType: 1 << 2,
+                MPMediaItemPropertyMediaType: MPMediaType.audioBook.rawValue,
+                MPMediaItemPropertyPodcastTitle: "The Show", MPMediaItemPropertyIsExplicit: true,
+                MPMediaItemPropertyRating: 4, MPMediaItemPropertyLyrics: "la la", MPMediaItemPropertyComments: "ok",
                 MPNowPlayingInfoPropertyPlaybackProgress: Float(0.25),
             ]
             center.nowPlayingInfo = info
