@@ -185,9 +185,10 @@ func contentClient(_ bus: PrivateBus, _ operations: [String]...) async throws ->
 /// The client's path of a row: its identifiers on the way from the root, escaped.
 func treePath(_ identifiers: String...) -> String { identifiers.map(ObjectPath.escapeElement).joined(separator: "/") }
 
-/// Starts `Python/watch_tree.py` on the tree; returns once it is subscribed.
+/// Starts the media-tree tests' `Tests/MPRISTests/Python/watch_tree.py` on the tree; returns once
+/// it is subscribed.
 func watchTree(_ bus: PrivateBus) async throws -> ChildProcess {
-    let watcher = try bus.spawn(PrivateBus.systemPython, ["-u", pythonScript("watch_tree.py"), MediaPlayerBus.treeName, MediaPlayerBus.treeRoot])
+    let watcher = try bus.spawn(PrivateBus.systemPython, ["-u", repositoryRoot + "/Tests/MPRISTests/Python/watch_tree.py", MediaPlayerBus.treeName, MediaPlayerBus.treeRoot])
     _ = try await watcher.waitForLine { $0 == "READY" }
     return watcher
 }

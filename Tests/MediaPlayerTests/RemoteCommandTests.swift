@@ -485,10 +485,12 @@ private struct Remote {
         load(nil)
     }
 
-    /// Starts `Python/watch_properties.py` and returns once it is subscribed.
+    /// Starts the MPRIS tests' `Tests/MPRISTests/Python/watch_player.py` (a line per signal of the
+    /// player object) and returns once it is subscribed.
     func watch() async throws -> ChildProcess {
         let watcher = try bus.spawn(
-            PrivateBus.systemPython, ["-u", pythonScript("watch_properties.py"), MediaPlayerBus.mprisName])
+            PrivateBus.systemPython,
+            ["-u", repositoryRoot + "/Tests/MPRISTests/Python/watch_player.py", MediaPlayerBus.mprisName])
         _ = try await watcher.waitForLine { $0 == "READY" }
         return watcher
     }
