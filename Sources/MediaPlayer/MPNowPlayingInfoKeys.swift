@@ -50,6 +50,35 @@ public let MPMediaItemPropertyRating: String = "rating"
 public let MPMediaItemPropertyLyrics: String = "lyrics"
 /// The item's comments, a `String`: kept, not shown.
 public let MPMediaItemPropertyComments: String = "comments"
+/// The album's persistent identifier, a number: kept, not shown.
+public let MPMediaItemPropertyAlbumPersistentID: String = "albumPID"
+/// The artist's persistent identifier, a number: kept, not shown.
+public let MPMediaItemPropertyArtistPersistentID: String = "artistPID"
+/// The album artist's persistent identifier, a number: kept, not shown.
+public let MPMediaItemPropertyAlbumArtistPersistentID: String = "albumArtistPID"
+/// The genre's persistent identifier, a number: kept, not shown.
+public let MPMediaItemPropertyGenrePersistentID: String = "genrePID"
+/// The composer's persistent identifier, a number: kept, not shown.
+public let MPMediaItemPropertyComposerPersistentID: String = "composerPID"
+/// The podcast's persistent identifier, a number: kept, not shown.
+public let MPMediaItemPropertyPodcastPersistentID: String = "podcastPID"
+/// Whether the item belongs to a compilation, a `Bool`: kept, not shown.
+public let MPMediaItemPropertyIsCompilation: String = "isCompilation"
+/// The item's tempo in beats per minute, a number: kept, not shown.
+public let MPMediaItemPropertyBeatsPerMinute: String = "beatsPerMinute"
+/// Whether the item is in the cloud only, a `Bool`: kept, not shown.
+public let MPMediaItemPropertyIsCloudItem: String = "isCloudItem"
+/// How many times the user played the item, a number: kept, not shown.
+public let MPMediaItemPropertyPlayCount: String = "playCount"
+/// How many times the user skipped the item, a number: kept, not shown.
+public let MPMediaItemPropertySkipCount: String = "skipCount"
+/// When the user last played the item, a `Date`: kept, not shown.
+public let MPMediaItemPropertyLastPlayedDate: String = "lastPlayedDate"
+/// The user's grouping of the item, a `String`: kept, not shown.
+public let MPMediaItemPropertyUserGrouping: String = "userGrouping"
+/// Where the user left the item, in seconds: kept, not shown (this project's resume points
+/// are the daemon's).
+public let MPMediaItemPropertyBookmarkTime: String = "bookmarkTime"
 
 /// Kinds of media, the value of ``MPMediaItemPropertyMediaType`` (as its `rawValue`), with
 /// Apple's bits.

@@ -116,10 +116,14 @@ final class DelegateAdapter: PlayableContentDelegate, @unchecked Sendable {  // 
     }
 
     /// What a remote is told of an error the app passed to a completion handler: named errors
-    /// as they are, an `NSError` by its localized description, any other as it describes itself.
+    /// (``MPError`` among them) as they are, an `NSError` of ``MPErrorDomain`` as its
+    /// ``MPError``, another `NSError` by its localized description, any other as it describes itself.
     static func remoteError(_ error: any Error) -> any Error {
         if error is DBusError || error is any DBusErrorConvertible || error is CancellationError { return error }
-        if type(of: error) is NSError.Type { return AppError(description: (error as NSError).localizedDescription) }
+        if type(of: error) is NSError.Type {
+            let error = error as NSError
+            return MPError(error) ?? AppError(description: error.localizedDescription)
+        }
         return error
     }
 

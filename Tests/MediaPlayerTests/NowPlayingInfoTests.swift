@@ -27,6 +27,14 @@ extension MediaPlayerTests {
                 (MPMediaItemPropertyMediaType, "mediaType"), (MPMediaItemPropertyPodcastTitle, "podcastTitle"),
                 (MPMediaItemPropertyIsExplicit, "isExplicit"), (MPMediaItemPropertyRating, "rating"),
                 (MPMediaItemPropertyLyrics, "lyrics"), (MPMediaItemPropertyComments, "comments"),
+                (MPMediaItemPropertyAlbumPersistentID, "albumPID"), (MPMediaItemPropertyArtistPersistentID, "artistPID"),
+                (MPMediaItemPropertyAlbumArtistPersistentID, "albumArtistPID"),
+                (MPMediaItemPropertyGenrePersistentID, "genrePID"), (MPMediaItemPropertyComposerPersistentID, "composerPID"),
+                (MPMediaItemPropertyPodcastPersistentID, "podcastPID"), (MPMediaItemPropertyIsCompilation, "isCompilation"),
+                (MPMediaItemPropertyBeatsPerMinute, "beatsPerMinute"), (MPMediaItemPropertyIsCloudItem, "isCloudItem"),
+                (MPMediaItemPropertyPlayCount, "playCount"), (MPMediaItemPropertySkipCount, "skipCount"),
+                (MPMediaItemPropertyLastPlayedDate, "lastPlayedDate"), (MPMediaItemPropertyUserGrouping, "userGrouping"),
+                (MPMediaItemPropertyBookmarkTime, "bookmarkTime"),
             ]
             for (key, value) in keys { #expect(key == value) }
             let ownNames: [(String, String)] = [
@@ -475,6 +483,8 @@ extension MediaPlayerTests {
                 MPMediaItemPropertyMediaType: MPMediaType.audioBook.rawValue,
                 MPMediaItemPropertyPodcastTitle: "The Show", MPMediaItemPropertyIsExplicit: true,
                 MPMediaItemPropertyRating: 4, MPMediaItemPropertyLyrics: "la la", MPMediaItemPropertyComments: "ok",
+                MPMediaItemPropertyAlbumPersistentID: UInt64(77), MPMediaItemPropertyPlayCount: 12,
+                MPMediaItemPropertyLastPlayedDate: Date(timeIntervalSince1970: 0), MPMediaItemPropertyBookmarkTime: 30.5,
                 MPNowPlayingInfoPropertyPlaybackProgress: Float(0.25),
             ]
             center.nowPlayingInfo = info

@@ -330,6 +330,34 @@ extension MediaPlayerTests {
             }
         }
 
+        /// Apple's own errors, as an app passes them: an `MPError`, or an `NSError` of
+        /// `MPErrorDomain` with its code, reach the head unit under the D-Bus name of their code.
+        @Test func anMPErrorTheDelegatePassesReachesTheHeadUnitByItsCode() async throws {
+            let player = ContentPlayer()
+            player.failures.withLock {
+                $0[[0, 0, 0]] = NSError(domain: MPErrorDomain, code: MPError.Code.notFound.rawValue)
+                $0[[0, 0, 1]] = MPError(.notSupported)
+                $0[[0, 1, 0]] = MPError(MPError.permissionDenied, userInfo: [NSLocalizedDescriptionKey: "Sign in first"])
+                $0[[0, 1, 1]] = NSError(domain: MPErrorDomain, code: 99, userInfo: [NSLocalizedDescriptionKey: "A code of no one"])
+            }
+            try await withApp(delegate: player) { bus in
+                let lines = try await contentClient(
+                    bus, ["play", treePath("music", "album:blue", "album:blue/0")],
+                    ["play", treePath("music", "album:blue", "album:blue/1")],
+                    ["play", treePath("music", "album:kind", "album:kind/0")],
+                    ["play", treePath("music", "album:kind", "album:kind/1")])
+                #expect(
+                    lines == [
+                        "error org.mprisbridge.Error.NoSuchContent The app answered: not found.",
+                        "error org.freedesktop.DBus.Error.NotSupported The app answered: not supported.",
+                        "error org.freedesktop.DBus.Error.AccessDenied The app answered: Sign in first.",
+                        "error org.mprisbridge.Error.CommandFailed Could not start playback: A code of no one",
+                    ])
+            }
+            #expect(MPError.errorDomain == "MPErrorDomain" && MPError(.notFound).errorCode == 4)
+            #expect(MPError.Code.requestTimedOut.rawValue == 7 && MPError.Code.unknown.rawValue == 0)
+        }
+
         @Test func withoutInitiatePlaybackPlayIsRefusedAtOnce() async throws {
             let listener = ContextListener()
             try await withApp(delegate: listener) { bus in
