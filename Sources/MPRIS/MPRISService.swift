@@ -46,6 +46,12 @@ public struct MPRISConfiguration: Sendable {
     /// queue, as iOS apps' do) gives an executor of that queue, so a command reaches its
     /// targets without a hop through another thread. Reads never wait for it.
     public var commandExecutor: (any TaskExecutor)? = nil
+    /// Whether radio mode (a like, dislike or bookmark command offered) withdraws the
+    /// previous-track command: `CanGoPrevious` false and `Previous` without effect, as iOS's
+    /// lock screen shows radio-style controls. Default true. An app whose previous-track command
+    /// should still reach it from remotes, as it does on iOS from headsets and cars, sets false;
+    /// `org.mprisbridge.Player1.RadioMode` still says radio mode either way.
+    public var radioModeHidesPrevious: Bool = true
 
     /// Describes a player; only the bus name and the identity are required.
     public init(
@@ -144,7 +150,8 @@ public final class MPRISService: Sendable {
         canControl = configuration.canControl
         commandExecutor = configuration.commandExecutor
         root = RootInterface(configuration: configuration, commands: commands)
-        player = PlayerInterface(commands: commands, nowPlaying: nowPlaying)
+        player = PlayerInterface(
+            commands: commands, nowPlaying: nowPlaying, radioModeHidesPrevious: configuration.radioModeHidesPrevious)
         extensions = ExtensionInterface(commands: commands, nowPlaying: nowPlaying, audioSession: audioSession)
         let artwork = ArtworkCache(
             directory: configuration.artworkCacheDirectory

@@ -60,9 +60,13 @@ final class PlayerInterface: Sendable {
     /// `Seeked(x Position)`: the position (µs) after every jump: a seek, a new
     /// position, or the item starting over. Never sent for a new item.
     let seeked: SignalEmitter<Int64>
+    /// Whether radio mode (a feedback command offered) withdraws Previous; see
+    /// ``MPRISConfiguration/radioModeHidesPrevious``.
+    private let radioModeHidesPrevious: Bool
 
-    init(commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter) {
+    init(commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter, radioModeHidesPrevious: Bool = true) {
         self.commands = commands
+        self.radioModeHidesPrevious = radioModeHidesPrevious
         self.nowPlaying = nowPlaying
         let interface = self.interface
         let control = ControlSwitch()
@@ -82,9 +86,9 @@ final class PlayerInterface: Sendable {
             try await commands.nextTrackCommand.performForRemote(RemoteCommandEvent(), action: "go to the next track")
         }
         // Previous: skips to the previous track; paused or stopped stays so. No effect while
-        // CanGoPrevious is false (in radio mode too).
+        // CanGoPrevious is false (in radio mode too, unless the app keeps Previous there).
         interface.method("Previous") { () async throws in
-            guard !commands.isInRadioMode else { return }
+            guard !(radioModeHidesPrevious && commands.isInRadioMode) else { return }
             try await commands.previousTrackCommand.performForRemote(
                 RemoteCommandEvent(), action: "go to the previous track")
         }
@@ -280,8 +284,7 @@ final class PlayerInterface: Sendable {
             metadata.value = metadata(for: info, artURL: artURL)
             rate.value = info?.nominalRate ?? 1
             volume.value = nowPlaying.volume
-            minimumRate.value = min(rates.minimumRate, info?.nominalRate ?? 1)
-            maximumRate.value = max(rates.maximumRate, info?.nominalRate ?? 1)
+            (minimumRate.value, maximumRate.value) = rateRange(rates, info)
             canSeek.value = canSeekNow(info)
         }
     }
@@ -293,14 +296,22 @@ final class PlayerInterface: Sendable {
         interface.batch {
             loopStatus.value = commands.changeRepeatModeCommand.currentRepeatType.loopStatus
             shuffle.value = commands.changeShuffleModeCommand.currentShuffleType != .off
-            minimumRate.value = min(rates.minimumRate, info?.nominalRate ?? 1)
-            maximumRate.value = max(rates.maximumRate, info?.nominalRate ?? 1)
+            (minimumRate.value, maximumRate.value) = rateRange(rates, info)
             canGoNext.value = commands.nextTrackCommand.isAvailable
-            canGoPrevious.value = commands.previousTrackCommand.isAvailable && !commands.isInRadioMode
+            canGoPrevious.value = commands.previousTrackCommand.isAvailable && !(radioModeHidesPrevious && commands.isInRadioMode)
             canPlay.value = commands.playCommand.isAvailable || commands.togglePlayPauseCommand.isAvailable
             canPause.value = commands.pauseCommand.isAvailable || commands.togglePlayPauseCommand.isAvailable
             canSeek.value = canSeekNow(info)
         }
+    }
+
+    /// `MinimumRate` and `MaximumRate`: the supported rates and the rate played; while the app
+    /// cannot change the rate, only the rate played and 1.0 (the specification keeps the minimum
+    /// at most 1.0 and the maximum at least 1.0), so no remote offers a rate it cannot set.
+    private func rateRange(_ rates: PlaybackRateOptions, _ info: NowPlayingInfo?) -> (Double, Double) {
+        let played = info?.nominalRate ?? 1
+        guard commands.changePlaybackRateCommand.isAvailable else { return (min(1, played), max(1, played)) }
+        return (min(rates.minimumRate, played), max(rates.maximumRate, played))
     }
 
     private func canSeekNow(_ info: NowPlayingInfo?) -> Bool {

@@ -170,8 +170,9 @@ open class MPSkipIntervalCommand: MPRemoteCommand, @unchecked Sendable {  // its
 }
 
 /// Like, dislike or bookmark the current item (the extension interface's `Like`, `Dislike`,
-/// `Bookmark`, with `CanLike`, `LikeActive`, `LikeTitle`, …). While one of them is offered,
-/// remotes show radio-style controls: MPRIS `CanGoPrevious` is false.
+/// `Bookmark`, with `CanLike`, `LikeActive`, `LikeTitle`, …). While one of them is offered, the
+/// extension interface's `RadioMode` is true, for remotes that draw radio-style controls as
+/// iOS's lock screen does; the previous-track command is still offered and sent, as on iOS.
 open class MPFeedbackCommand: MPRemoteCommand, @unchecked Sendable {  // its state lives in MediaRemote's command
     private let remote: RemoteCommand<FeedbackCommandEvent>
 

@@ -130,8 +130,8 @@ open class MPRemoteCommandCenter: NSObject, @unchecked Sendable {  // immutable:
 
     /// Goes to the next item (MPRIS `Next`, `CanGoNext`).
     open var nextTrackCommand: MPRemoteCommand { nextTrack }
-    /// Goes to the previous item (MPRIS `Previous`, `CanGoPrevious`); not offered while a
-    /// feedback command is (radio mode).
+    /// Goes to the previous item (MPRIS `Previous`, `CanGoPrevious`), also while a feedback
+    /// command is offered, as on iOS.
     open var previousTrackCommand: MPRemoteCommand { previousTrack }
 
     // MARK: Skipping and seeking

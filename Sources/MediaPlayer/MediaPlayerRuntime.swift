@@ -44,6 +44,9 @@ final class MediaPlayerRuntime: Sendable {
                         desktopEntry: configuration.desktopEntry,
                         artworkCacheDirectory: configuration.artworkCacheDirectory)
                     mpris.canControl = true
+                    // On iOS a feedback command swaps the lock screen's previous button, but
+                    // the previous-track command still reaches the app from headsets and cars.
+                    mpris.radioModeHidesPrevious = false
                     // Commands are handled where the app's handlers run: no hop on their way.
                     mpris.commandExecutor = MainQueue.executor
                     let service = try MPRISService(configuration: mpris, commands: commands, nowPlaying: nowPlaying)

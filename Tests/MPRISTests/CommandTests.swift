@@ -70,6 +70,21 @@ import Testing
         }
     }
 
+    /// A rate the app cannot change now is not offered: with its rate command disabled, the
+    /// range is the rate played and 1.0, whatever rates it once supported.
+    @Test func whileTheRateCannotChangeTheRangeOffersNoOtherRate() async throws {
+        try await withPlayer { player in
+            let offered = try await player.client("get player MinimumRate", "get player MaximumRate")
+            player.app.commands.changePlaybackRateCommand.isEnabled = false
+            let disabled = try await player.client("get player MinimumRate", "get player MaximumRate")
+            player.app.commands.changePlaybackRateCommand.isEnabled = true
+            let again = try await player.client("get player MinimumRate", "get player MaximumRate")
+            #expect(offered == ["d 0.5", "d 2.0"])
+            #expect(disabled == ["d 1.0", "d 1.0"])
+            #expect(again == ["d 0.5", "d 2.0"])
+        }
+    }
+
     @Test func loopStatusAndShuffleCarryTheTargetStateNeverAToggle() async throws {
         try await withPlayer { player in
             let replies = try await player.client(

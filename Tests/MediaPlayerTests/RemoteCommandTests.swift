@@ -199,8 +199,12 @@ extension MediaPlayerTests {
             try await remote.set(Remote.player, "Rate", "<1.4>")  // snapped to the nearest supported rate
             try await remote.call(Remote.ext, "CycleRate")  // from the rate played (1), the next faster
             #expect(try await remote.get(Remote.ext, "CanLike") == "true")
-            // Radio mode: a feedback command is offered, so no previous-track button.
-            #expect(try await remote.get(Remote.player, "CanGoPrevious") == "false")
+            // Radio mode: a feedback command is offered. As on iOS, where it swaps the lock screen's
+            // button, the previous-track command still reaches the app from remotes.
+            #expect(try await remote.get(Remote.ext, "RadioMode") == "true")
+            center.previousTrackCommand.addTarget { _ in seen.append("previous") }
+            #expect(try await remote.get(Remote.player, "CanGoPrevious") == "true")
+            try await remote.call(Remote.player, "Previous")
             try await remote.call(Remote.ext, "Like", "true")
             try await remote.call(Remote.ext, "Like", "false")
             try await remote.call(Remote.ext, "Dislike", "true")
@@ -210,7 +214,7 @@ extension MediaPlayerTests {
             try await remote.call(Remote.ext, "SetRating", "4.0")
             #expect(
                 seen.events == [
-                    "rate 1.5", "rate 1.5", "like negative=false", "like negative=true", "dislike negative=false",
+                    "rate 1.5", "rate 1.5", "previous", "like negative=false", "like negative=true", "dislike negative=false",
                     "bookmark negative=false", "rating 4.0",
                 ])
         }
