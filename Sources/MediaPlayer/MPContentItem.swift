@@ -103,7 +103,7 @@ open class MPContentItem: NSObject, @unchecked Sendable {  // every property is 
             fields[keyPath: field] = value
             return fields.isShown
         }
-        if shownChange { ContentItemChanges.itemChanged() }
+        if shownChange { ContentItemChanges.itemChanged(identifier) }
     }
 
     /// The item as MediaRemote keeps it, read once for the manager's copy: later changes to
@@ -144,21 +144,48 @@ open class MPContentItem: NSObject, @unchecked Sendable {  // every property is 
 
 /// Changes to items remotes show, sent to them as on iOS: the first change schedules one read
 /// of the content on the main queue (a batch of updates, which announces each container that
-/// changed), and the changes made until it runs go with it.
+/// changed), and the changes made until it runs go with it. The batch reads again only the
+/// containers that hold the changed items, unless the app has a batch of its own open, whose
+/// end reads everything it read.
 enum ContentItemChanges {
     private static let scheduled = Atomic<Bool>(false)
     /// How many reads of the data source are under way on the main queue: an item changed
     /// there is being returned, and is read as it is.
     static let readsOnMainQueue = Atomic<Int>(0)
+    /// The identifiers of the items changed since the batch was scheduled.
+    private static let changed = Mutex<Set<String>>([])
+    /// How deep the app's own batches (``MPPlayableContentManager/beginUpdates()``) are.
+    private static let appBatchDepth = Mutex(0)
 
-    static func itemChanged() {
+    static func appBatchBegan() { appBatchDepth.withLock { $0 += 1 } }
+    /// An end without a beginning leaves the depth at 0, as the manager's own count does.
+    static func appBatchEnded() { appBatchDepth.withLock { $0 = max(0, $0 - 1) } }
+    /// The containers the batch under way reads again, for the data source adapter to name;
+    /// nil outside it.
+    private static let named = Mutex<Set<String>?>(nil)
+
+    static func itemChanged(_ identifier: String) {
         if MainQueue.isCurrent, readsOnMainQueue.load(ordering: .relaxed) > 0 { return }
+        changed.withLock { _ = $0.insert(identifier) }
         guard scheduled.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
         DispatchQueue.main.async {
             scheduled.store(false, ordering: .relaxed)
+            let identifiers = changed.withLock { changed in
+                defer { changed = [] }
+                return changed
+            }
             let content = MediaPlayerRuntime.shared.content
+            // Inside an app's batch, its end reads everything anyway.
+            let containers =
+                appBatchDepth.withLock { $0 } == 0 ? content.containerIdentifiers(holding: identifiers) : nil
+            named.withLock { $0 = containers }
             content.beginUpdates()
             content.endUpdates()
+            named.withLock { $0 = nil }
         }
     }
+
+    /// The containers the batch under way reads again; nil when it is not this batch (the
+    /// app's own, which reads everything).
+    static var namedContainers: Set<String>? { named.withLock { $0 } }
 }

@@ -97,6 +97,7 @@ open class MPPlayableContentManager: NSObject, @unchecked Sendable {  // no stat
     /// Begins a batch of changes to the data source; batches nest. Until the outermost one
     /// ends, the manager reads nothing from the data source for remotes.
     open func beginUpdates() {
+        ContentItemChanges.appBatchBegan()
         content.beginUpdates()
     }
 
@@ -105,5 +106,6 @@ open class MPPlayableContentManager: NSObject, @unchecked Sendable {  // no stat
     /// of each container that changed (`org.gnome.UPnP.MediaContainer2.Updated`).
     open func endUpdates() {
         content.endUpdates()
+        ContentItemChanges.appBatchEnded()
     }
 }

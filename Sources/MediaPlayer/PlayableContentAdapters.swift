@@ -29,6 +29,10 @@ final class DataSourceAdapter: PlayableContentDataSource, @unchecked Sendable { 
         }
     }
 
+    /// The containers of the items the app changed after returning them, during the batch
+    /// that sends those changes; nil (everything read) for any other batch.
+    func changedContainerIdentifiers() -> Set<String>? { ContentItemChanges.namedContainers }
+
     func childItemsDisplayPlaybackProgress(at indexPath: IndexPath) -> Bool {
         MainQueue.sync { app?.childItemsDisplayPlaybackProgress(at: indexPath) ?? false }
     }

@@ -198,6 +198,19 @@ struct ContentCache {
         return (flipped, paths, paged)
     }
 
+    /// The identifiers of the containers (`""` for the root) that hold, among the rows read, a
+    /// row whose identifier is one of `identifiers`.
+    func containerIdentifiers(holding identifiers: Set<String>) -> Set<String> {
+        var containers: Set<String> = []
+        guard !identifiers.isEmpty else { return containers }
+        for (_, node) in tree.allNodes {
+            guard let identifier = node.item?.identifier, identifiers.contains(identifier), let parent = node.parent
+            else { continue }
+            containers.insert(tree[parent].item?.identifier ?? "")
+        }
+        return containers
+    }
+
     /// The item with `identifier` among the rows read, if any.
     func copiedItem(withIdentifier identifier: String) -> ContentItem? {
         tree.allNodes.lazy.compactMap(\.node.item).first { $0.identifier == identifier }

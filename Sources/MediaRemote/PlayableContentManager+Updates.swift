@@ -58,6 +58,15 @@ extension PlayableContentManager {
         if reload { reloadData() }
     }
 
+    /// The identifiers of the containers (`""` for the root) holding, among the rows the
+    /// manager has read, a row whose identifier is one of `identifiers`: what a data source
+    /// names in ``PlayableContentDataSource/changedContainerIdentifiers()`` when those rows
+    /// changed, so that a batch reads again only their containers. A scan of the copy, no read
+    /// of the data source.
+    public func containerIdentifiers(holding identifiers: Set<String>) -> Set<String> {
+        state.withLock { $0.cache.containerIdentifiers(holding: identifiers) }
+    }
+
     /// Reloads everything read so far, asking the data source to load each
     /// container again, and tells observers once per container that changed.
     /// Inside a batch it runs when the batch ends. The returned task ends

@@ -497,6 +497,57 @@ extension MediaPlayerTests {
             }
         }
 
+        /// A change to one item reads again only the container it is in: a head unit that read a
+        /// large container meanwhile costs the change nothing.
+        @Test func anItemChangedReadsAgainOnlyItsContainer() async throws {
+            final class Shelves: NSObject, MPPlayableContentDataSource {
+                let small: [MPContentItem] = (0..<3).map { index in
+                    let item = MPContentItem(identifier: "small:\(index)")
+                    item.title = "Small \(index)"
+                    item.isPlayable = true
+                    return item
+                }
+                let itemReads = Atomic<Int>(0)
+                func numberOfChildItems(at indexPath: IndexPath) -> Int {
+                    switch indexPath.count {
+                    case 0: 2
+                    case 1: indexPath[0] == 0 ? 5_000 : small.count
+                    default: 0
+                    }
+                }
+                func contentItem(at indexPath: IndexPath) -> MPContentItem? {
+                    itemReads.add(1, ordering: .relaxed)
+                    if indexPath.count == 1 {
+                        let tab = MPContentItem(identifier: indexPath[0] == 0 ? "big" : "small")
+                        tab.isContainer = true
+                        return tab
+                    }
+                    if indexPath[0] == 1 { return small[indexPath[1]] }
+                    let item = MPContentItem(identifier: "big:\(indexPath[1])")
+                    item.title = "Big \(indexPath[1])"
+                    item.isPlayable = true
+                    return item
+                }
+            }
+            let shelves = Shelves()
+            try await withApp(shelves) { bus in
+                #expect(try await contentClient(bus, ["list", "big"]).count == 1)
+                #expect(try await contentClient(bus, ["list", "small"]) == ["Small 0|Playable Small 1|Playable Small 2|Playable"])
+                let watcher = try await watchTree(bus)
+                defer { watcher.kill() }
+                let readsBefore = shelves.itemReads.load(ordering: .relaxed)
+                #expect(readsBefore >= 5_003)
+                let changed = MainQueueBound(shelves.small[1])
+                DispatchQueue.global().async { changed.value.title = "Small one, renamed" }
+                _ = try await watcher.waitForLine(timeout: .seconds(10)) { $0 == "updated small" }
+                #expect(try await contentClient(bus, ["list", "small"]) == ["Small 0|Playable Small one, renamed|Playable Small 2|Playable"])
+                // The small container's three rows, read again; not the 5,000 of the other.
+                let reads = shelves.itemReads.load(ordering: .relaxed) - readsBefore
+                #expect(reads < 100, "\(reads) items read for one change")
+                #expect(!watcher.capturedStdout.contains("updated big"))
+            }
+        }
+
         @Test func aHeadUnitsLimitsReachTheDelegateOnTheMainQueueAndTheContext() async throws {
             let player = ContentPlayer()
             try await withApp(delegate: player) { bus in
