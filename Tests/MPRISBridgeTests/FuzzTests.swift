@@ -47,6 +47,10 @@ import Testing
             try JSONSerialization.jsonObject(with: Data(contentsOf: URL(filePath: report))) as? [String: Any])
         #expect(summary["calls"] as? Int == calls)
         #expect(summary["crashes"] as? Int == 0, "\(summary["distinct_crashes"] ?? "")")
+        if summary["crashes"] as? Int != 0 {
+            // What the daemon said last (its log and standard error), to tell a crash's cause.
+            print("the daemon's last output:\n" + String(daemon.process.capturedStdout.suffix(8_000)))
+        }
         #expect(summary["timeouts"] as? Int == 0)
         #expect(summary["failed_liveness_checks"] as? Int == 0)
         #expect((summary["slowest_reply_seconds"] as? Double ?? 99) < 5, "\(summary["slowest_call"] ?? "")")
