@@ -156,6 +156,10 @@ import Testing
     @Test func aNewOutputIsAnnouncedAndTheChosenOneIsKeptAcrossARestart() async throws {
         let library = try await GeneratedLibrary.make()
         defer { library.remove() }
+        // Indexed first, as DaemonFixture.with does: the daemon then starts with its library,
+        // and play has something to play at once (a first scan on a busy machine may still run).
+        let scan = try await DaemonFixture.scan(library)
+        #expect(scan.succeeded, "\(scan)")
         try await PrivateSoundServer.with { server in
             try await PrivateBus.with { bus in
                 let arguments = ["--audio-sink", "autoaudiosink"]
