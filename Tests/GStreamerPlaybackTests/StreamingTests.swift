@@ -51,13 +51,14 @@ struct MediaServer {
         try await log.first { $0 == .streamStarted(url) }
         try await engine.play()
         // Served with byte ranges, so it seeks like a file: from 1 s on, at most as far as the
-        // clock went since.
+        // clock went since, give or take the few milliseconds the pipeline's clock and ours
+        // differ by (seen: 0.4 ms ahead on a busy machine).
         let seekRequested = ContinuousClock.now
         try await engine.seek(to: .milliseconds(1000))
         let position = try #require(engine.position)
         let sinceSeek = ContinuousClock.now - seekRequested
         #expect(
-            position >= .seconds(1) && position <= .seconds(1) + sinceSeek,
+            position >= .seconds(1) && position <= .seconds(1) + sinceSeek + .milliseconds(5),
             "at \(position), \(sinceSeek) after the seek was asked; events \(log.events)")
         try await log.first { $0.isEndOfStream }
         #expect(log.events.contains { if case .buffering = $0 { true } else { false } })
