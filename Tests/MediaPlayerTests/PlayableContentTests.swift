@@ -305,6 +305,15 @@ extension MediaPlayerTests {
             }
         }
 
+        /// A head unit's `Play` on each of the library's four tracks, in order; a line each.
+        func playEveryTrack(_ bus: PrivateBus) async throws -> [String] {
+            try await contentClient(
+                bus, ["play", treePath("music", "album:blue", "album:blue/0")],
+                ["play", treePath("music", "album:blue", "album:blue/1")],
+                ["play", treePath("music", "album:kind", "album:kind/0")],
+                ["play", treePath("music", "album:kind", "album:kind/1")])
+        }
+
         @Test func anErrorTheDelegatePassesIsTheTypedErrorTheHeadUnitSees() async throws {
             let player = ContentPlayer()
             player.failures.withLock {
@@ -314,11 +323,7 @@ extension MediaPlayerTests {
                 $0[[0, 1, 1]] = NSError(domain: "Radio", code: 7, userInfo: [NSLocalizedDescriptionKey: "The tuner is busy"])
             }
             try await withApp(delegate: player) { bus in
-                let lines = try await contentClient(
-                    bus, ["play", treePath("music", "album:blue", "album:blue/0")],
-                    ["play", treePath("music", "album:blue", "album:blue/1")],
-                    ["play", treePath("music", "album:kind", "album:kind/0")],
-                    ["play", treePath("music", "album:kind", "album:kind/1")])
+                let lines = try await playEveryTrack(bus)
                 #expect(
                     lines == [
                         "error org.mprisbridge.Error.CommandFailed Could not start playback: the station is off the air",
@@ -341,11 +346,7 @@ extension MediaPlayerTests {
                 $0[[0, 1, 1]] = NSError(domain: MPErrorDomain, code: 99, userInfo: [NSLocalizedDescriptionKey: "A code of no one"])
             }
             try await withApp(delegate: player) { bus in
-                let lines = try await contentClient(
-                    bus, ["play", treePath("music", "album:blue", "album:blue/0")],
-                    ["play", treePath("music", "album:blue", "album:blue/1")],
-                    ["play", treePath("music", "album:kind", "album:kind/0")],
-                    ["play", treePath("music", "album:kind", "album:kind/1")])
+                let lines = try await playEveryTrack(bus)
                 #expect(
                     lines == [
                         "error org.mprisbridge.Error.NoSuchContent The app answered: not found.",
