@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "GStreamerPlayback", targets: ["GStreamerPlayback"]),
         .library(name: "MusicLibrary", targets: ["MusicLibrary"]),
         .library(name: "AudioTags", targets: ["AudioTags"]),
+        .library(name: "MPD", targets: ["MPD"]),
         .executable(name: "mpris-bridge", targets: ["mpris-bridge"]),
     ],
     dependencies: [
@@ -27,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
         // `swift package generate-documentation`: the DocC catalogs of the library products.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        // The MPD protocol's sockets (loopback TCP and a Unix socket).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // libdbus-1, imported through a shim header (see Sources/CDBus/shim.h).
@@ -113,13 +116,30 @@ let package = Package(
                 // The daemon's discoverer, GStreamer's, which the library is given for what TagLib cannot read.
                 "mpris-bridge",
             ]),
+        // The MPD protocol over the same player, queue and library: mpc, phone apps, AGL's media
+        // backend, Home Assistant and Snapcast reach the daemon as they reach mpd.
+        .target(
+            name: "MPD",
+            dependencies: [
+                "AsyncSupport", "MediaRemote", "MusicLibrary", "Playback",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
+        .testTarget(
+            name: "MPDTests",
+            dependencies: [
+                "MPD", "AsyncSupport", "MediaRemote", "MusicLibrary", "Playback", "ProcessTestSupport", "TestMedia",
+            ],
+            exclude: ["Python"]),
         // glibc's malloc extensions, for the daemon to give freed memory back.
         .systemLibrary(name: "CMalloc"),
         // The daemon: indexes a music folder, plays it and serves it over MPRIS.
         .executableTarget(
             name: "mpris-bridge",
             dependencies: [
-                "AsyncSupport", "CMalloc", "DBus", "MPRIS", "MediaRemote", "GStreamerPlayback", "MusicLibrary", "Playback",
+                "AsyncSupport", "CMalloc", "DBus", "MPD", "MPRIS", "MediaRemote", "GStreamerPlayback", "MusicLibrary",
+                "Playback",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
