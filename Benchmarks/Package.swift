@@ -16,7 +16,8 @@ let package = Package(
     targets: [
         // What the benchmarks share: CPU pinning and CPU time, the private bus and service child,
         // interleaved timing, percentiles, the report's formatting and JSON, the daemon started on
-        // a private bus and what /proc tells about it, files for generated media.
+        // a private bus and what /proc tells about it, files for generated media and the
+        // generated library of tagged tracks (ScaleLibrary).
         .target(
             name: "BenchmarkSupport",
             dependencies: [
@@ -25,6 +26,7 @@ let package = Package(
                 .product(name: "DBusTestSupport", package: "mpris-bridge"),
                 .product(name: "ProcessTestSupport", package: "mpris-bridge"),
                 .product(name: "TestMedia", package: "mpris-bridge"),
+                .product(name: "AudioTags", package: "mpris-bridge"),
             ]
         ),
         // The D-Bus layer: round trips, signal throughput, allocations.
@@ -106,6 +108,17 @@ let package = Package(
                 .product(name: "ProcessTestSupport", package: "mpris-bridge"),
                 .product(name: "TestMedia", package: "mpris-bridge"),
                 .product(name: "GStreamerPlayback", package: "mpris-bridge"),
+            ]
+        ),
+        // The daemon's MPD face beside the real mpd 0.23 on the same generated library, with one
+        // socket client for both: status + currentsong round trips, listings, idle wakes, memory
+        // with 100 idle clients.
+        .executableTarget(
+            name: "MPDBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "DBusTestSupport", package: "mpris-bridge"),
+                .product(name: "ProcessTestSupport", package: "mpris-bridge"),
             ]
         ),
         // libdbus-1 for the walk client below.

@@ -21,6 +21,8 @@ public struct DaemonLaunch: Sendable {
     public var logsToStdout = true
     /// Added to the bus's environment (a sound server's variables, say).
     public var environment: [String: String] = [:]
+    /// Options after the others (the MPD server's addresses, say).
+    public var extraArguments: [String] = []
 
     public init(
         executable: String, library: String, cacheDirectory: String, stateDirectory: String, playerName: String
@@ -41,7 +43,7 @@ public struct DaemonLaunch: Sendable {
 
     public var arguments: [String] {
         ["--library", library, "--cache-dir", cacheDirectory, "--state-dir", stateDirectory, "--audio-sink", audioSink,
-            "--name", playerName] + (scansAtStart ? [] : ["--no-scan"])
+            "--name", playerName] + (scansAtStart ? [] : ["--no-scan"]) + extraArguments
     }
 
     /// Spawns the daemon on `bus`; returns with the time just before the spawn.

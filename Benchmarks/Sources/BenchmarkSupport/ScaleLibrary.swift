@@ -1,5 +1,4 @@
 import AudioTags
-import BenchmarkSupport
 import Dispatch
 import Glibc
 import ProcessTestSupport
@@ -16,42 +15,56 @@ import TestMedia
 /// in every third album, and `music/Playlists/` with M3U playlists. Beside `music/`, outside the
 /// library, `staging/Added Album/` holds 1,000 more tracks that a run renames into the library
 /// and back.
-struct ScaleLibrary: Sendable {
+public struct ScaleLibrary: Sendable {
     /// Bump when what is generated changes: a folder marked with another version is made again.
-    static let version = "1"
-    static let tracksPerAlbum = 12
-    static let toneCount = 8
-    static let playlistCount = 42
-    static let tracksPerPlaylist = 50
-    static let addedTrackCount = 1_000
+    public static let version = "1"
+    public static let tracksPerAlbum = 12
+    public static let toneCount = 8
+    public static let playlistCount = 42
+    public static let tracksPerPlaylist = 50
+    public static let addedTrackCount = 1_000
     /// The queue's first track is longer than the others, so that it still plays when its memory is
     /// read (a one-second track would have ended, and the daemon may stop at the end of a short one).
-    static let firstTrackSeconds = 30
-    static let words = "love night river fire light dream heart rain stone blue summer winter shadow gold road home sky song"
+    public static let firstTrackSeconds = 30
+    public static let words = "love night river fire light dream heart rain stone blue summer winter shadow gold road home sky song"
         .split(separator: " ").map(String.init)
-    static let genres = ["Rock", "Jazz", "Pop", "Folk"]
+    public static let genres = ["Rock", "Jazz", "Pop", "Folk"]
 
     /// The folder that holds everything.
-    let folder: String
-    let tracks: Int
+    public let folder: String
+    public let tracks: Int
 
-    var music: String { folder + "/music" }
-    var tones: String { folder + "/tones" }
+    public var music: String { folder + "/music" }
+    public var tones: String { folder + "/tones" }
     private var marker: String { folder + "/complete" }
     /// The 1,000 added tracks while they are out of the library.
-    var stagedAlbum: String { folder + "/staging/Added Album" }
+    public var stagedAlbum: String { folder + "/staging/Added Album" }
     /// The same folder once renamed into the library: a new album folder of an existing artist folder.
-    var addedAlbum: String { music + "/Artist 0001/Added Album" }
+    public var addedAlbum: String { music + "/Artist 0001/Added Album" }
+
+    /// The library of `tracks` tracks kept in `folder` (made by ``prepare(log:)``).
+    public init(folder: String, tracks: Int) {
+        self.folder = folder
+        self.tracks = tracks
+    }
 
     /// What generating the library did.
-    struct Outcome: Sendable {
+    public struct Outcome: Sendable {
         /// False when a complete library of this size was already there.
-        var generated: Bool
-        var seconds: Double
-        var albums: Int
-        var artists: Int
+        public var generated: Bool
+        public var seconds: Double
+        public var albums: Int
+        public var artists: Int
         /// Bytes of every generated file (tracks, covers, playlists, the added tracks).
-        var bytes: Int
+        public var bytes: Int
+
+        public init(generated: Bool, seconds: Double, albums: Int, artists: Int, bytes: Int) {
+            self.generated = generated
+            self.seconds = seconds
+            self.albums = albums
+            self.artists = artists
+            self.bytes = bytes
+        }
     }
 
     /// One track to write: which tone it copies, where, with which tags.
@@ -63,7 +76,7 @@ struct ScaleLibrary: Sendable {
 
     /// Makes the library unless a complete one of this size is there; puts back the added album if
     /// a run that failed left it in the library.
-    func prepare(log: (String) -> Void) async throws -> Outcome {
+    public func prepare(log: (String) -> Void) async throws -> Outcome {
         if access(addedAlbum, F_OK) == 0 {
             log("moving \(addedAlbum), left by an earlier run, out of the library")
             try rename(addedAlbum, to: stagedAlbum)
@@ -228,7 +241,7 @@ struct ScaleLibrary: Sendable {
 }
 
 /// `rename(2)`, with the system's reason in the error.
-func rename(_ source: String, to destination: String) throws {
+public func rename(_ source: String, to destination: String) throws {
     guard Glibc.rename(source, destination) == 0 else {
         throw BenchmarkFailure(
             description: "cannot rename \(source) to \(destination): \(String(cString: strerror(errno)))")
