@@ -60,6 +60,8 @@ struct MPDFigures: Sendable {
     var albumRows: [Int] = []
     var wakes: [Wakes] = []
     var memory = Memory(clients: 0, before: [], with: [])
+    /// The CPU that the benchmark and both servers share, if pinned.
+    var pinnedCPU: Int?
     var totalSeconds = 0.0
 }
 
@@ -85,6 +87,11 @@ final class Benchmark {
             return 2
         }
         defer { folder.remove() }
+        // Before the servers start, so that they inherit it.
+        var pinnedCPU: Int?
+        if options.pin, let cpu = System.allowedCPUs().last {
+            if System.pinProcess(to: cpu) { pinnedCPU = cpu } else { writeError("MPDBenchmark: could not pin to CPU \(cpu)\n") }
+        }
         let starter = ServerStarter(options: options, library: library, folder: folder.path)
         var servers: [ServerUnderTest] = []
         var status: Int32 = 2
@@ -95,6 +102,7 @@ final class Benchmark {
                 options.mpdTwice ? try await starter.startMPD(name: "mpd (2nd)", tag: "mpd2") : try await starter.startDaemon())
             var figures = try await measure(servers, library: library)
             figures.library = outcome
+            figures.pinnedCPU = pinnedCPU
             figures.totalSeconds = Double(monotonicNanoseconds() - started) / 1e9
             status = MPDReport(options: options, figures: figures).emit()
         } catch {

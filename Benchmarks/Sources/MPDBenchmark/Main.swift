@@ -24,6 +24,7 @@ struct Arguments: BenchmarkArguments {
             playlistinfo of the queue and list album group albumartist; the wake of a client parked in \
             'idle player' when another connection pauses or resumes; resident memory with no clients and \
             with 100 idle ones. Exits 1 when a regression threshold is exceeded, 2 when the run fails. \
+            The benchmark and both servers are pinned to one CPU unless --no-pin. \
             --mpd-twice runs a second mpd in the daemon's place, to check the harness (ratios near 1). \
             --quick makes a short smoke run: 500 round trips, 50 wakes, 30 listings.
             """)
@@ -54,6 +55,11 @@ struct Arguments: BenchmarkArguments {
     @Option(help: "Idle clients connected for the memory measurement.")
     var clients = 100
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Pin the benchmark and both servers (every thread) to one CPU (steadier figures).")
+    var pin = true
+
     @Flag(help: "Run a second mpd in the daemon's place (checks the harness: every ratio near 1).")
     var mpdTwice = false
 
@@ -83,6 +89,7 @@ struct Arguments: BenchmarkArguments {
         options.listings = listings
         options.clients = clients
         options.mpdTwice = mpdTwice
+        options.pin = pin
         options.jsonPath = json.map(absolute)
         if quick {
             options.rounds = 500
@@ -108,8 +115,10 @@ struct Options: Sendable {
     /// Timed status + currentsong round trips of each kind, after `warmUp` untimed ones.
     var rounds = 2_000
     var warmUp = 200
-    /// Round trips of one kind in a row before the next kind.
-    var batch = 100
+    /// Round trips of one kind in a row before the next kind: few, so that a burst of load from
+    /// elsewhere on the machine falls on both servers alike (with 100, two identical mpds
+    /// differed by up to 2x at the median while compilers ran beside them; with 10, by 5 %).
+    var batch = 10
     /// Timed idle wakes of each server on each transport, after `wakeWarmUp` untimed ones.
     var wakes = 400
     var wakeWarmUp = 20
@@ -122,6 +131,10 @@ struct Options: Sendable {
     var clients = 100
     /// A second mpd in the daemon's place.
     var mpdTwice = false
+    /// Pin the benchmark and the servers (which inherit it) to one CPU: unpinned, two identical
+    /// mpds differed by up to 1.8x at the median on this 2-core machine, with where the scheduler
+    /// woke each server relative to the client (a cross-CPU wake-up costs about 20 µs more).
+    var pin = true
     var jsonPath: String?
 
     /// Benchmarks/, from this file's path.
