@@ -32,6 +32,10 @@ struct MPDFigures: Sendable {
         var transport: Transport
         /// Per server.
         var samples: [[UInt64]]
+        /// Per server: its processor time per request (every thread), µs, and its context
+        /// switches per request, over a separate untimed run of requests.
+        var serverMicroseconds: [Double]
+        var serverSwitches: [Double]
     }
 
     struct Wakes: Sendable {
@@ -245,10 +249,24 @@ final class Benchmark {
             }
             round += 1
         }
+        // What each request costs the server: read from /proc around a run of its own, so that
+        // the reads never fall between timed requests.
+        var microseconds = pairs.map { _ in 0.0 }
+        var switches = pairs.map { _ in 0.0 }
+        let costed = max(1, min(rounds, 1_000))
+        for pair in pairs.indices {
+            let probe = ProcessProbe(pid: servers[pairs[pair].1].pid)
+            let before = probe.sample()
+            for _ in 0..<costed { try roundTrip(pair) }
+            let window = ActivityWindow(from: before, to: probe.sample())
+            microseconds[pair] = window.cpuMicroseconds / Double(costed)
+            switches[pair] = Double(window.switches) / Double(costed)
+        }
         return kinds.indices.map { kind in
-            MPDFigures.RoundTrips(
-                request: kinds[kind].0, transport: kinds[kind].1,
-                samples: servers.indices.map { server in samples[pairs.firstIndex { $0 == (kind, server) }!] })
+            let indices = servers.indices.map { server in pairs.firstIndex { $0 == (kind, server) }! }
+            return MPDFigures.RoundTrips(
+                request: kinds[kind].0, transport: kinds[kind].1, samples: indices.map { samples[$0] },
+                serverMicroseconds: indices.map { microseconds[$0] }, serverSwitches: indices.map { switches[$0] })
         }
     }
 

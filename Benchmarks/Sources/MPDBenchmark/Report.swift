@@ -43,7 +43,10 @@ struct MPDReport {
             "",
             "\(options.rounds) timed round trips of each kind and server after \(options.warmUp), interleaved in batches of \(options.batch); "
                 + "one write per request, read until the last OK",
-            Summary.tableHeader("Round trip (µs)") + pad("ratio p50", 11) + pad("ratio p90", 11),
+            "(CPU: the server's processor time per request, every thread, µs; switches: its context switches per request; "
+                + "both over a separate untimed run)",
+            Summary.tableHeader("Round trip (µs)") + pad("CPU", 8) + pad("switches", 9) + pad("ratio p50", 11)
+                + pad("ratio p90", 11),
         ]
         func addRoundTrips(_ kinds: [MPDFigures.RoundTrips], goal: Double?, gate: Double, name: (MPDFigures.RoundTrips) -> String) {
             for kind in kinds {
@@ -51,9 +54,13 @@ struct MPDReport {
                 let other = Summary(nanoseconds: kind.samples[1])
                 let ratio = other.p50 / mpd.p50
                 lines.append("\(kind.request.label), \(kind.transport.label)")
-                lines.append(mpd.tableRow("  " + figures.servers[0]))
+                func costs(_ server: Int) -> String {
+                    pad(fixed(kind.serverMicroseconds[server], 1), 8) + pad(fixed(kind.serverSwitches[server], 2), 9)
+                }
+                lines.append(mpd.tableRow("  " + figures.servers[0]) + costs(0))
                 lines.append(
-                    other.tableRow("  " + peer) + pad(fixed(ratio, 3) + "x", 11) + pad(fixed(other.p90 / mpd.p90, 3) + "x", 11)
+                    other.tableRow("  " + peer) + costs(1) + pad(fixed(ratio, 3) + "x", 11)
+                        + pad(fixed(other.p90 / mpd.p90, 3) + "x", 11)
                         + (goal.map { "   goal <= \(fixed($0, 2))x: " + (ratio <= $0 ? "met" : "NOT MET") } ?? ""))
                 if let goal { checks.append(ThresholdCheck(name: name(kind), limit: goal, value: ratio, gating: false)) }
                 checks.append(ThresholdCheck(name: name(kind), limit: gate, value: ratio, gating: true))
@@ -69,7 +76,8 @@ struct MPDReport {
             "\(options.listings) timed listings of each kind and server after \(options.listingWarmUp), interleaved in batches of 10 "
                 + "(entries in playlistinfo: \(figures.queueEntries.map(String.init).joined(separator: " / ")); "
                 + "rows in list: \(figures.albumRows.map(String.init).joined(separator: " / ")))",
-            Summary.tableHeader("Listing (µs)") + pad("ratio p50", 11) + pad("ratio p90", 11),
+            Summary.tableHeader("Listing (µs)") + pad("CPU", 8) + pad("switches", 9) + pad("ratio p50", 11)
+                + pad("ratio p90", 11),
         ]
         addRoundTrips(figures.listings, goal: nil, gate: Thresholds.listingOverMPDP50) { kind in
             (kind.request.label == TimedRequest.playlistInfo.label ? "playlistInfo" : "listAlbums") + "OverMPDP50"
@@ -139,7 +147,16 @@ struct MPDReport {
                     kinds.map { kind in
                         .object(
                             [("request", .string(kind.request.label)), ("transport", .string(kind.transport.label))]
-                                + figures.servers.indices.map { (figures.servers[$0], Summary(nanoseconds: kind.samples[$0]).json) }
+                                + figures.servers.indices.map {
+                                    (
+                                        figures.servers[$0],
+                                        .object([
+                                            ("latency", Summary(nanoseconds: kind.samples[$0]).json),
+                                            ("serverCPUMicroseconds", .number(kind.serverMicroseconds[$0])),
+                                            ("serverContextSwitches", .number(kind.serverSwitches[$0])),
+                                        ])
+                                    )
+                                }
                                 + [
                                     (
                                         "p50Ratio",
