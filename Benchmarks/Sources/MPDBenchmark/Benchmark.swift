@@ -59,9 +59,10 @@ struct MPDFigures: Sendable {
     var library = ScaleLibrary.Outcome(generated: false, seconds: 0, albums: 0, artists: 0, bytes: 0)
     var roundTrips: [RoundTrips] = []
     var listings: [RoundTrips] = []
-    /// Per server: entries in playlistinfo's answer, albums in list's.
-    var queueEntries: [Int] = []
-    var albumRows: [Int] = []
+    /// Per listing timed, per server: entries in playlistinfo's answer, albums in list's.
+    var listingRows: [[Int]] = []
+    /// Listings left out, each with who refused it and how.
+    var refusedListings: [String] = []
     var wakes: [Wakes] = []
     var memory = Memory(clients: 0, before: [], with: [])
     /// The CPU that the benchmark and both servers share, if pinned.
@@ -136,13 +137,29 @@ final class Benchmark {
             [(.pipelined, .tcp), (.pipelined, .unix), (.commandList, .tcp)], on: servers, rounds: options.rounds,
             warmUp: options.warmUp, batch: options.batch)
         writeError("MPDBenchmark: listings...\n")
-        figures.listings = try timeRequests(
-            [(.playlistInfo, .tcp), (.listAlbums, .tcp)], on: servers, rounds: options.listings,
-            warmUp: options.listingWarmUp, batch: min(10, options.listings))
-        for server in servers {
-            let client = try MPDConnection(server.tcp)
-            figures.queueEntries.append(count("file: ", in: try client.command("playlistinfo\n")))
-            figures.albumRows.append(count("Album: ", in: try client.command("list album group albumartist\n")))
+        // A listing either server refuses is left out of the report, with the reason.
+        var listings: [(TimedRequest, Transport)] = []
+        for request in [TimedRequest.playlistInfo, .listAlbums] {
+            var refusals: [String] = []
+            var rows: [Int] = []
+            for server in servers {
+                let client = try MPDConnection(server.tcp)
+                do {
+                    let text = try client.command(String(decoding: request.bytes, as: UTF8.self))
+                    rows.append(count(request.label == TimedRequest.playlistInfo.label ? "file: " : "Album: ", in: text))
+                } catch { refusals.append("\(server.name): \(error)") }
+            }
+            if refusals.isEmpty {
+                listings.append((request, .tcp))
+                figures.listingRows.append(rows)
+            } else {
+                figures.refusedListings.append("\(request.label): " + refusals.joined(separator: "; "))
+            }
+        }
+        if !listings.isEmpty {
+            figures.listings = try timeRequests(
+                listings, on: servers, rounds: options.listings, warmUp: options.listingWarmUp,
+                batch: min(10, options.listings))
         }
         writeError("MPDBenchmark: idle wakes...\n")
         for transport in Transport.allCases {

@@ -73,15 +73,19 @@ struct MPDReport {
         }
         lines += [
             "",
-            "\(options.listings) timed listings of each kind and server after \(options.listingWarmUp), interleaved in batches of 10 "
-                + "(entries in playlistinfo: \(figures.queueEntries.map(String.init).joined(separator: " / ")); "
-                + "rows in list: \(figures.albumRows.map(String.init).joined(separator: " / ")))",
+            "\(options.listings) timed listings of each kind and server after \(options.listingWarmUp), interleaved in batches of 10",
             Summary.tableHeader("Listing (µs)") + pad("CPU", 8) + pad("switches", 9) + pad("ratio p50", 11)
                 + pad("ratio p90", 11),
         ]
         addRoundTrips(figures.listings, goal: nil, gate: Thresholds.listingOverMPDP50) { kind in
             (kind.request.label == TimedRequest.playlistInfo.label ? "playlistInfo" : "listAlbums") + "OverMPDP50"
         }
+        for (kind, rows) in zip(figures.listings, figures.listingRows) {
+            lines.append(
+                "(\(kind.request.label): \(rows.map(String.init).joined(separator: " / ")) "
+                    + (kind.request.label == TimedRequest.playlistInfo.label ? "entries" : "albums") + ")")
+        }
+        for refused in figures.refusedListings { lines.append("Left out, refused: \(refused)") }
         lines += [
             "",
             "pause 1 / pause 0 by one connection -> 'changed: player' at another parked in 'idle player': "
@@ -175,6 +179,8 @@ struct MPDReport {
                 ("queueLength", .integer(options.queueLength)),
                 ("roundTrips", requests(figures.roundTrips)),
                 ("listings", requests(figures.listings)),
+                ("listingRows", .array(figures.listingRows.map { .array($0.map { .integer($0) }) })),
+                ("refusedListings", .array(figures.refusedListings.map { .string($0) })),
                 (
                     "idleWakes",
                     .array(
