@@ -60,6 +60,7 @@ public actor QueuePlayer {
     var engine: (any PlaybackEngine)?
     var engineEvents: Task<Void, Never>?
     let changeObservers = Observers<PlayerSnapshot>()
+    let eventObservers = Observers<PlayerChanges>()
     /// Tells the observers the position every checkpoint interval while playing.
     var checkpoints: Task<Void, Never>?
     /// The order of sequenced operations: one at a time, in the order asked for.
@@ -261,6 +262,16 @@ public actor QueuePlayer {
         let result = await task.value
         startsInFlight[number] = nil
         return result
+    }
+
+    /// Runs a queue edit as a command (see ``command(_:_:)``, with the edit's precedence):
+    /// its status, and how the edit ended.
+    func edit(_ edit: QueueEdit) async -> (status: RemoteCommandHandlerStatus, edited: Result<[Int], QueueEditError>) {
+        let input = PlayerInput.editQueue(edit)
+        let (task, number) = accept(input.precedence) { await $0.runReporting(input) }
+        let result = await task.value
+        if let later = startsInFlight.removeValue(forKey: number)?.supersededBy { await later() }
+        return (result.status, result.edited ?? .success([]))
     }
 
     /// Runs a command's `operation` as ``sequenced(_:_:)`` does and returns its status; a
