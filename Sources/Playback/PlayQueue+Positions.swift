@@ -121,10 +121,28 @@ extension PlayQueue {
     public mutating func moveEntries(atPositions positions: Range<Int>, to destination: Int) -> Bool {
         guard contains(positions), (0...addedOrder.count - positions.count).contains(destination) else { return false }
         guard !positions.isEmpty, destination != positions.lowerBound else { return true }
-        var rest = Array(addedOrder.indices)
-        rest.removeSubrange(positions)
-        rest.insert(contentsOf: positions, at: destination)
-        reorder(rest)
+        let current = currentPosition
+        // Entries between the range and the destination shift by the range's length; the
+        // range by the distance to the destination. Moving slices copies no entry one by one.
+        let shift = destination - positions.lowerBound
+        let passed = shift > 0 ? positions.upperBound..<positions.upperBound + shift : destination..<positions.lowerBound
+        let passedShift = shift > 0 ? -positions.count : positions.count
+        func newPosition(_ old: Int) -> Int {
+            if positions.contains(old) { return old + shift }
+            return passed.contains(old) ? old + passedShift : old
+        }
+        let movedItems = Array(addedOrder[positions])
+        let movedIDs = Array(songIDs[positions])
+        addedOrder.removeSubrange(positions)
+        addedOrder.insert(contentsOf: movedItems, at: destination)
+        songIDs.removeSubrange(positions)
+        songIDs.insert(contentsOf: movedIDs, at: destination)
+        if shuffleMode == .off {
+            order = Array(addedOrder.indices)
+            currentIndex = current.map(newPosition)
+        } else {
+            order = order.map(newPosition)
+        }
         return true
     }
 

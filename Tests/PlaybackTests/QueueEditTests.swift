@@ -101,6 +101,32 @@ extension PlayQueue {
         #expect(queue.currentPosition == 6)
     }
 
+    /// Moves of every size and direction, shuffled or not, against the plain definition: the
+    /// range taken out and put back at the destination; the sequence of play kept under shuffle.
+    @Test func movesMatchTheirDefinition() {
+        var generator = SeededGenerator(state: 5)
+        for shuffled in [false, true] {
+            var queue = PlayQueue()
+            queue.replace(with: queueItems((0..<12).map { "t\($0)" }), currentIndex: 4)
+            if shuffled { queue.setShuffle(.items, using: &generator) }
+            for _ in 0..<200 {
+                let lower = Int.random(in: 0...12, using: &generator)
+                let positions = lower..<Int.random(in: lower...12, using: &generator)
+                let destination = Int.random(in: 0...(12 - positions.count), using: &generator)
+                var expected = queue.positions
+                let moved = Array(expected[positions])
+                expected.removeSubrange(positions)
+                expected.insert(contentsOf: moved, at: destination)
+                let (current, sequence, ids) = (queue.current, queue.playing, zip(queue.positions, queue.songIDs))
+                #expect(queue.moveEntries(atPositions: positions, to: destination) == true)
+                #expect(queue.positions == expected)
+                #expect(queue.current == current)
+                #expect(queue.playing == (shuffled ? sequence : expected))
+                #expect(Dictionary(uniqueKeysWithValues: zip(queue.positions, queue.songIDs)) == Dictionary(uniqueKeysWithValues: ids))
+            }
+        }
+    }
+
     /// An entry put after another goes there in the queue's own order too, so unshuffled the
     /// two orders stay one (an MPD client sees what plays in the order it plays).
     @Test func anEntryInsertedAfterAnotherIsThereInBothOrders() {
