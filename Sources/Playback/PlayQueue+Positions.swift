@@ -72,6 +72,7 @@ extension PlayQueue {
 
     /// What became of the current entry in a removal.
     public enum Removal: Sendable, Equatable {
+        /// The current entry stayed (or the queue had none).
         case keptCurrent
         /// It was removed; `followed`: an entry after it in play order stayed and is current
         /// now (under repeat all, the first when none did). Otherwise the last entry is current.

@@ -93,7 +93,7 @@ extension QueuePlayer {
     }
 
     /// Plays the entry at `position` from its start (a long item resumes where it was left),
-    /// as ``RemoteCommandCenter/playItemInQueueCommand`` does; returns once it plays.
+    /// as a remote's "play this entry" does; returns once it plays.
     ///
     /// - Throws: ``QueueEditError/badPosition`` when there is no entry at `position`.
     @discardableResult

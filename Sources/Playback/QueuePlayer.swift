@@ -114,7 +114,7 @@ public actor QueuePlayer {
             c.skipBackwardCommand.preferredIntervals = configuration.skipIntervals
             c.openURLCommand.supportedURLSchemes = configuration.supportedURLSchemes
             c.openURLCommand.supportedMIMETypes = configuration.supportedMIMETypes
-            c.changeRepeatModeCommand.currentRepeatType = core.queue.repeatMode
+            c.changeRepeatModeCommand.currentRepeatType = core.queue.shownRepeatMode
             c.changeShuffleModeCommand.currentShuffleType = core.queue.shuffleMode
             targets = [
                 target(c.playCommand) { _ in .play },
@@ -180,9 +180,10 @@ public actor QueuePlayer {
 
     /// Calls `observer` with the player's state after every change a restart
     /// should keep (the queue, the current entry, every play, pause, stop,
-    /// seek, rate and track change, volume, modes), and while playing every
+    /// seek, rate and track change, volume, modes: repeat, shuffle, single, consume), whichever
+    /// remote or API made it, and while playing every
     /// ``Configuration/positionCheckpointInterval``, for as long as the returned observation is
-    /// kept.
+    /// kept. What a change touched is ``observeEvents(_:)``'s to say.
     public func observeChanges(_ observer: @escaping @Sendable (PlayerSnapshot) -> Void) -> Observation {
         core.notifiesChanges = true
         return changeObservers.add(observer)

@@ -12,25 +12,34 @@ public struct QueueSummary: Sendable, Equatable {
     /// replaced, reshuffled by ``QueuePlayer/shuffleEntries(atPositions:)``); not with shuffle
     /// mode's play order alone. MPD's playlist version.
     public var revision: Int
-    /// The current entry's position and song id; nil when the queue is empty.
+    /// The current entry's position (MPD's `song`); nil when the queue is empty. Stopped, it
+    /// is where "play" starts.
     public var currentPosition: Int?
+    /// The current entry's song id (MPD's `songid`); nil when the queue is empty.
     public var currentSongID: Int?
     /// What plays after the current entry when it ends, under repeat, shuffle, single and
     /// consume (MPD's `nextsong`, which single without repeat does not hide: the next entry is
     /// where playback pauses); nil at the end of the queue.
     public var nextPosition: Int?
+    /// The song id of the entry at ``nextPosition``.
     public var nextSongID: Int?
     /// Playing, paused, stopped (or interrupted: paused by the system).
     public var state: PlaybackState
+    /// Repeat as set (MPD's `repeat` is on for `.one` and `.all`; `.one` set by an MPRIS
+    /// remote reads in MPD as repeat with single).
     public var repeatMode: RepeatType
+    /// Shuffle mode: MPD's `random` (the play order drawn at random, positions unchanged).
     public var shuffleMode: ShuffleType
+    /// MPD's single mode.
     public var singleMode: SingleMode
+    /// MPD's consume mode.
     public var consumes: Bool
     /// Linear volume: 1 is the engine's full level; it may reach 10 (amplified), as MPRIS allows.
     public var volume: Double
-    /// The position in the current entry now, and its length when known (nil for a live
-    /// stream or before the engine said).
+    /// The position in the current entry now (zero when stopped).
     public var elapsed: Duration
+    /// The current entry's length when known: its own, else the engine's; nil for a live
+    /// stream or before the engine said.
     public var duration: Duration?
     /// The playback rate (1: normal).
     public var rate: Double
@@ -56,6 +65,7 @@ public enum QueueEditError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The queue would exceed its maximum length (``QueuePlayer/Configuration/maximumQueueLength``).
     case queueFull(maximum: Int)
 
+    /// The reason as MPD's ACK line words it.
     public var description: String {
         switch self {
         case .badPosition: "Bad song index"
@@ -68,7 +78,9 @@ public enum QueueEditError: Error, Sendable, Equatable, CustomStringConvertible 
 /// What one change of the player touched, as MPD's idle subsystems see it; computed by the core
 /// for each input (see ``QueuePlayer/observeEvents(_:)``).
 public struct PlayerChanges: OptionSet, Sendable, Hashable {
+    /// The bits: one per member below.
     public let rawValue: UInt8
+    /// The set of the members whose bits `rawValue` holds.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// The entries in their own order changed (MPD's `playlist`).

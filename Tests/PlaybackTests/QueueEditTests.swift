@@ -419,4 +419,25 @@ extension [PlayerEffect] {
         #expect(p.engine.calls.last == "stop")
         #expect(events.withLock { $0 }.contains { $0.contains(.queue) })
     }
+
+    /// MPRIS's loop status shows single as repeat one when repeat is on; a remote's `Playlist`
+    /// turns single off. Single without repeat hands the engine nothing: it ends with the entry.
+    @Test func singleShowsInTheLoopStatusAndHandsNothingOver() async throws {
+        let p = await ScriptedPlayer(["a", "b"])
+        await p.player.setSingle(.on)
+        #expect(p.commands.changeRepeatModeCommand.currentRepeatType == .off)
+        await p.player.setRepeat(true)
+        #expect(p.commands.changeRepeatModeCommand.currentRepeatType == .one)
+        #expect(await p.player.queueSummary.nextSongID == 1, "the entry plays again")
+        _ = await p.commands.changeRepeatModeCommand.perform(ChangeRepeatModeCommandEvent(repeatType: .all))
+        #expect(await p.player.queueSummary.singleMode == .off)
+        #expect(p.commands.changeRepeatModeCommand.currentRepeatType == .all)
+
+        await p.player.setRepeat(false)
+        await p.player.setSingle(.on)
+        #expect(await p.commands.playCommand.perform() == .success)
+        #expect(p.engine.aboutToFinish() == nil, "the engine is handed nothing after a")
+        await p.player.setSingle(.off)
+        #expect(p.engine.aboutToFinish()?.lastPathComponent == "b.ogg")
+    }
 }
