@@ -23,6 +23,24 @@ extension PlayQueue {
         positions.lowerBound >= 0 && positions.upperBound <= addedOrder.count
     }
 
+    /// The position `destination` names for the entries at `positions` once moved (an empty
+    /// range for an insertion), or why it names none. `positions` must be within the queue.
+    func resolve(_ destination: QueueDestination, moving positions: Range<Int>) -> Result<Int, QueueEditError> {
+        let room = addedOrder.count - positions.count
+        switch destination {
+        case .position(let position):
+            return (0...room).contains(position) ? .success(position) : .failure(.badPosition)
+        case .afterCurrent(let offset), .beforeCurrent(let offset):
+            guard let current = currentPosition else { return .failure(.noCurrentEntry) }
+            guard !positions.contains(current) else { return .failure(.movesCurrentRelativeToItself) }
+            guard (0...room).contains(offset) else { return .failure(.badPosition) }
+            // The current entry's place once the moved entries are out.
+            let rest = current >= positions.upperBound ? current - positions.count : current
+            let position = if case .afterCurrent = destination { rest + 1 + offset } else { rest - offset }
+            return (0...room).contains(position) ? .success(position) : .failure(.badPosition)
+        }
+    }
+
     /// Makes the entry at `position` current. Returns `false` if there is none.
     public mutating func moveTo(position: Int) -> Bool {
         guard let index = playIndex(ofPosition: position) else { return false }

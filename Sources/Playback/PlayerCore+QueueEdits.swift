@@ -3,13 +3,13 @@ import MediaRemote
 /// An edit of the queue by position (in its own order, ``PlayQueue/addedOrder``) or song id,
 /// or of MPD's modes: what the MPD face asks of the player.
 package enum QueueEdit: Sendable {
-    /// New entries at a position (nil: the end); refused whole when they would not fit.
-    case insert([QueueItem], atPosition: Int?)
+    /// New entries at a place (nil: the end); refused whole when they would not fit.
+    case insert([QueueItem], at: QueueDestination?)
     case remove(positions: Range<Int>)
     case removeSong(id: Int)
     /// The entries at `positions` moved so that the first is at `to`.
-    case move(positions: Range<Int>, to: Int)
-    case moveSong(id: Int, to: Int)
+    case move(positions: Range<Int>, to: QueueDestination)
+    case moveSong(id: Int, to: QueueDestination)
     /// Stops and empties the queue.
     case clear
     /// Reorders the entries at `positions` (all when nil) at random.
@@ -25,11 +25,16 @@ package enum QueueEdit: Sendable {
 extension PlayerCore {
     mutating func edit(_ edit: QueueEdit) {
         switch edit {
-        case .insert(let items, let position):
+        case .insert(let items, let destination):
+            let position: Int
+            switch queue.resolve(destination ?? .position(queue.count), moving: 0..<0) {
+            case .success(let resolved): position = resolved
+            case .failure(let error): return refuse(error)
+            }
             guard queue.count + items.count <= configuration.maximumQueueLength else {
                 return refuse(.queueFull(maximum: configuration.maximumQueueLength))
             }
-            guard let ids = queue.insert(items, atPosition: position ?? queue.count) else { return refuse(.badPosition) }
+            guard let ids = queue.insert(items, atPosition: position) else { return refuse(.badPosition) }
             queueChanged()
             publish()
             succeed(addingSongs: ids)
@@ -40,14 +45,11 @@ extension PlayerCore {
             guard let position = queue.position(ofSongID: id) else { return refuse(.noSuchSong(id)) }
             removed(queue.removeEntries(atPositions: position..<position + 1) ?? .keptCurrent)
         case .move(let positions, let destination):
-            guard queue.moveEntries(atPositions: positions, to: destination) else { return refuse(.badPosition) }
-            reordered()
+            guard queue.contains(positions) else { return refuse(.badPosition) }
+            move(positions, to: destination)
         case .moveSong(let id, let destination):
             guard let position = queue.position(ofSongID: id) else { return refuse(.noSuchSong(id)) }
-            guard queue.moveEntries(atPositions: position..<position + 1, to: destination) else {
-                return refuse(.badPosition)
-            }
-            reordered()
+            move(position..<position + 1, to: destination)
         case .clear:
             unload()
             queue.replace(with: [])
@@ -112,6 +114,16 @@ extension PlayerCore {
             _ = queue.moveTo(index: 0)
             setPosition(.zero, state: .stopped)
             succeed()
+        }
+    }
+
+    private mutating func move(_ positions: Range<Int>, to destination: QueueDestination) {
+        switch queue.resolve(destination, moving: positions) {
+        case .success(let position):
+            guard queue.moveEntries(atPositions: positions, to: position) else { return refuse(.badPosition) }
+            reordered()
+        case .failure(let error):
+            refuse(error)
         }
     }
 

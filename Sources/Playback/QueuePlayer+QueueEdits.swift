@@ -36,7 +36,17 @@ extension QueuePlayer {
     ///   ``QueueEditError/queueFull(maximum:)`` when they would not all fit.
     @discardableResult
     public func insert(_ items: [QueueItem], atPosition position: Int? = nil) async throws(QueueEditError) -> [Int] {
-        try await edit(.insert(items, atPosition: position)).edited.get()
+        try await edit(.insert(items, at: position.map(QueueDestination.position))).edited.get()
+    }
+
+    /// Inserts `items` at `destination`, a position or a place relative to the current entry
+    /// (MPD's `add URI +0`), as ``insert(_:atPosition:)`` does.
+    ///
+    /// - Throws: ``QueueEditError/badPosition``, ``QueueEditError/noCurrentEntry`` (a relative
+    ///   place with none current) or ``QueueEditError/queueFull(maximum:)``.
+    @discardableResult
+    public func insert(_ items: [QueueItem], at destination: QueueDestination) async throws(QueueEditError) -> [Int] {
+        try await edit(.insert(items, at: destination)).edited.get()
     }
 
     /// Removes the entries at `positions`. The current entry removed while playing is followed
@@ -61,12 +71,22 @@ extension QueuePlayer {
 
     /// Moves the entries at `positions` so that the first lands at `destination` and the others
     /// follow it (MPD's `move START:END TO`); ids and what plays stay. Shuffle off, the play
-    /// order follows; shuffle on, what plays next is unchanged. MPD 0.23's relative `+N`/`-N`
-    /// destinations are the caller's to resolve against ``queueSummary``'s current position.
+    /// order follows; shuffle on, what plays next is unchanged.
     ///
     /// - Throws: ``QueueEditError/badPosition`` when `positions` is not within the queue or
     ///   `destination` not within `0...count - positions.count`.
     public func moveEntries(atPositions positions: Range<Int>, to destination: Int) async throws(QueueEditError) {
+        _ = try await checked(edit(.move(positions: positions, to: .position(destination))))
+    }
+
+    /// Moves the entries at `positions` to `destination`, a position or a place relative to
+    /// the current entry (MPD 0.23's `move 3 +0`: right after it), resolved as the move runs.
+    ///
+    /// - Throws: ``QueueEditError/badPosition``, ``QueueEditError/noCurrentEntry``, or
+    ///   ``QueueEditError/movesCurrentRelativeToItself`` when `positions` holds the current entry.
+    public func moveEntries(atPositions positions: Range<Int>, to destination: QueueDestination)
+        async throws(QueueEditError)
+    {
         _ = try await checked(edit(.move(positions: positions, to: destination)))
     }
 
@@ -75,6 +95,14 @@ extension QueuePlayer {
     /// - Throws: ``QueueEditError/noSuchSong(_:)``, or ``QueueEditError/badPosition`` when
     ///   `destination` is not within `0..<count`.
     public func moveEntry(songID: Int, to destination: Int) async throws(QueueEditError) {
+        _ = try await checked(edit(.moveSong(id: songID, to: .position(destination))))
+    }
+
+    /// Moves the entry with song id `songID` to `destination`, absolute or relative to the
+    /// current entry, as a move by positions does.
+    ///
+    /// - Throws: ``QueueEditError/noSuchSong(_:)``, or as that method does.
+    public func moveEntry(songID: Int, to destination: QueueDestination) async throws(QueueEditError) {
         _ = try await checked(edit(.moveSong(id: songID, to: destination)))
     }
 

@@ -55,6 +55,18 @@ public struct QueueEntry: Sendable, Equatable {
     public var item: QueueItem
 }
 
+/// Where entries go in the queue's own order: a position, or a place relative to the current
+/// entry (MPD 0.23's `+N` and `-N`), resolved when the edit runs, so no other edit comes between.
+public enum QueueDestination: Sendable, Equatable {
+    /// This position, once the entries are in place.
+    case position(Int)
+    /// `offset` places after the current entry (MPD's `+0` is right after it), counted once the
+    /// entries moved are out of the way.
+    case afterCurrent(offset: Int)
+    /// `offset` places before the current entry (MPD's `-0` is right before it).
+    case beforeCurrent(offset: Int)
+}
+
 /// Why a queue edit was refused; nothing changed.
 public enum QueueEditError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A position or range not within the queue (positions `0..<count`; a destination or an
@@ -62,6 +74,10 @@ public enum QueueEditError: Error, Sendable, Equatable, CustomStringConvertible 
     case badPosition
     /// No entry has this song id.
     case noSuchSong(Int)
+    /// A place relative to the current entry, with none current (MPD: ACK 55).
+    case noCurrentEntry
+    /// A move relative to the current entry of a range that holds it.
+    case movesCurrentRelativeToItself
     /// The queue would exceed its maximum length (``QueuePlayer/Configuration/maximumQueueLength``).
     case queueFull(maximum: Int)
 
@@ -70,6 +86,8 @@ public enum QueueEditError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .badPosition: "Bad song index"
         case .noSuchSong: "No such song"
+        case .noCurrentEntry: "No current song"
+        case .movesCurrentRelativeToItself: "Cannot move current song relative to itself"
         case .queueFull(let maximum): "the queue is full (\(maximum) entries)"
         }
     }

@@ -221,9 +221,9 @@ extension [PlayerEffect] {
         p.playing()
         let queue = p.core.queue
         for edit: QueueEdit in [
-            .remove(positions: 2..<4), .removeSong(id: 99), .move(positions: 0..<1, to: 3), .moveSong(id: 1, to: 3),
-            .moveSong(id: 42, to: 0), .shuffle(positions: 1..<5), .play(position: 3), .playSong(id: 0),
-            .insert(tracks("x"), atPosition: 4),
+            .remove(positions: 2..<4), .removeSong(id: 99), .move(positions: 0..<1, to: .position(3)), .moveSong(id: 1, to: .position(3)),
+            .moveSong(id: 42, to: .position(0)), .shuffle(positions: 1..<5), .play(position: 3), .playSong(id: 0),
+            .insert(tracks("x"), at: .position(4)),
         ] {
             let effects = p.send(.editQueue(edit))
             guard case .failure = effects.edited else {
@@ -241,15 +241,41 @@ extension [PlayerEffect] {
         #expect(p.send(.editQueue(.remove(positions: 2..<4))).edited == .failure(.badPosition))
     }
 
+    /// MPD 0.23's places relative to the current entry, as the real mpd resolves them: `+N`
+    /// counts after it and `-N` before it, once the moved entries are out of the way.
+    @Test func placesRelativeToTheCurrentEntryResolveAsMPDs() {
+        var p = Driver(tracks("t1", "t2", "t3", "t4"), current: 2)
+        p.send(.editQueue(.move(positions: 0..<1, to: .afterCurrent(offset: 0))))
+        #expect(p.core.queue.positions == ["t2", "t3", "t1", "t4"])
+        p.send(.editQueue(.move(positions: 3..<4, to: .beforeCurrent(offset: 0))))
+        #expect(p.core.queue.positions == ["t2", "t4", "t3", "t1"])
+        p.send(.editQueue(.move(positions: 0..<2, to: .afterCurrent(offset: 1))))
+        #expect(p.core.queue.positions == ["t3", "t1", "t2", "t4"])
+        #expect(p.current == "t3")
+        #expect(
+            p.send(.editQueue(.move(positions: 0..<1, to: .afterCurrent(offset: 5)))).edited
+                == .failure(.movesCurrentRelativeToItself))
+        #expect(p.send(.editQueue(.move(positions: 1..<2, to: .afterCurrent(offset: 3)))).edited == .failure(.badPosition))
+        #expect(p.send(.editQueue(.move(positions: 1..<2, to: .beforeCurrent(offset: 1)))).edited == .failure(.badPosition))
+        #expect(p.send(.editQueue(.move(positions: 1..<2, to: .afterCurrent(offset: .max)))).edited == .failure(.badPosition))
+        #expect(p.send(.editQueue(.insert(tracks("x"), at: .afterCurrent(offset: 0)))).edited == .success([5]))
+        #expect(p.core.queue.positions == ["t3", "x", "t1", "t2", "t4"])
+        #expect(p.send(.editQueue(.moveSong(id: 5, to: .afterCurrent(offset: 3)))).edited == .success([]))
+        #expect(p.core.queue.positions == ["t3", "t1", "t2", "t4", "x"])
+
+        var empty = Driver([])
+        #expect(empty.send(.editQueue(.insert(tracks("x"), at: .afterCurrent(offset: 0)))).edited == .failure(.noCurrentEntry))
+    }
+
     @Test func aFullQueueRefusesAnInsertWhole() {
         var configuration = QueuePlayer.Configuration()
         configuration.maximumQueueLength = 4
         var core = PlayerCore(configuration: configuration, at: .now)
         _ = core.handle(.replaceQueue(tracks("a", "b", "c"), startingAt: 0, play: false), at: .now)
-        let refused = core.handle(.editQueue(.insert(tracks("x", "y"), atPosition: nil)), at: .now)
+        let refused = core.handle(.editQueue(.insert(tracks("x", "y"), at: nil)), at: .now)
         #expect(refused.edited == .failure(.queueFull(maximum: 4)))
         #expect(core.queue.count == 3)
-        #expect(core.handle(.editQueue(.insert(tracks("x"), atPosition: nil)), at: .now).edited == .success([4]))
+        #expect(core.handle(.editQueue(.insert(tracks("x"), at: nil)), at: .now).edited == .success([4]))
     }
 
     @Test func consumeRemovesAnEntryThatFinishedOrWasSkipped() {
@@ -327,11 +353,11 @@ extension [PlayerEffect] {
     @Test func insertMoveAndPlayBySongID() throws {
         var p = Driver(tracks("a", "b"))
         p.core.notifiesEvents = true
-        let inserted = p.send(.editQueue(.insert(tracks("x", "y"), atPosition: 1)))
+        let inserted = p.send(.editQueue(.insert(tracks("x", "y"), at: .position(1))))
         #expect(inserted.edited == .success([3, 4]))
         #expect(inserted.events == .queue)
         #expect(p.core.queue.positions == ["a", "x", "y", "b"])
-        #expect(p.send(.editQueue(.moveSong(id: 2, to: 0))).edited == .success([]))
+        #expect(p.send(.editQueue(.moveSong(id: 2, to: .position(0)))).edited == .success([]))
         #expect(p.core.queue.positions == ["b", "a", "x", "y"])
         let summary = p.core.queueSummary(at: p.now)
         #expect(summary.currentPosition == 1 && summary.currentSongID == 1)
@@ -349,7 +375,7 @@ extension [PlayerEffect] {
         #expect(cleared.stopsTheEngine)
         #expect(cleared.events == [.queue, .player])
         #expect(p.core.queue.isEmpty)
-        #expect(p.send(.editQueue(.insert(tracks("z"), atPosition: nil))).edited == .success([5]))
+        #expect(p.send(.editQueue(.insert(tracks("z"), at: nil))).edited == .success([5]))
     }
 
     /// Single and consume are kept with the rest, and a state saved before they existed reads
