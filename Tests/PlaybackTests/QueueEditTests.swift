@@ -267,6 +267,20 @@ extension [PlayerEffect] {
         #expect(empty.send(.editQueue(.insert(tracks("x"), at: .afterCurrent(offset: 0)))).edited == .failure(.noCurrentEntry))
     }
 
+    /// Which edits supersede a start waiting on the engine, and which may start playback.
+    @Test func editsMeetStartsAsTheCommandsTheyResemble() {
+        #expect(PlayerInput.editQueue(.play(position: 0)).precedence == .startsAnew)
+        #expect(PlayerInput.editQueue(.playSong(id: 1)).precedence == .startsAnew)
+        #expect(PlayerInput.editQueue(.clear).precedence == .supersedes)
+        #expect(PlayerInput.editQueue(.remove(positions: 0..<1)).precedence == .mayStart, "like removing an item")
+        for edit: QueueEdit in [
+            .insert([], at: nil), .move(positions: 0..<1, to: .position(1)), .shuffle(positions: nil), .setSingle(.on),
+            .setConsume(true), .setRepeat(true),
+        ] {
+            #expect(PlayerInput.editQueue(edit).precedence == .independent, "\(edit)")
+        }
+    }
+
     @Test func aFullQueueRefusesAnInsertWhole() {
         var configuration = QueuePlayer.Configuration()
         configuration.maximumQueueLength = 4
