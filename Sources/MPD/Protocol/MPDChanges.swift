@@ -50,6 +50,9 @@ public final class MPDChanges: Sendable {
     /// The number of clients subscribed.
     public var subscriberCount: Int { subscribers.withLock { $0.all.count } }
 
+    /// The number of clients waiting in `idle` now.
+    public var waitingCount: Int { subscribers.withLock { $0.all.values.count { $0.waiting != nil } } }
+
     /// One client's changes.
     public final class Subscription: Sendable {
         private let changes: MPDChanges

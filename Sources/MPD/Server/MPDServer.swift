@@ -40,6 +40,8 @@ public final class MPDServer: Sendable {
     private struct Connection: Sendable {
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         let activity: ConnectionActivity
+        /// The server's logger, with the connection's number.
+        let logger: Logger
     }
 
     private let configuration: MPDServerConfiguration
@@ -194,6 +196,8 @@ public final class MPDServer: Sendable {
     /// Sets up an accepted connection's pipeline, on its event loop.
     private func accepted(_ channel: any Channel) -> EventLoopFuture<Connection> {
         channel.eventLoop.makeCompletedFuture {
+            var logger = logger
+            logger[metadataKey: "mpd.client"] = "\(nextClientNumber.add(1, ordering: .relaxed).oldValue)"
             let activity = ConnectionActivity()
             let limits = configuration.limits
             try channel.pipeline.syncOperations.addHandler(
@@ -201,7 +205,7 @@ public final class MPDServer: Sendable {
             try channel.pipeline.syncOperations.addHandler(
                 ByteToMessageHandler(MPDLineDecoder(maximumLineBytes: limits.maximumLineBytes)))
             let wrapped = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-            return Connection(channel: wrapped, activity: activity)
+            return Connection(channel: wrapped, activity: activity, logger: logger)
         }
     }
 
@@ -214,9 +218,10 @@ public final class MPDServer: Sendable {
                     let count = clients.add(1, ordering: .relaxed).newValue
                     guard count <= configuration.limits.maximumClients else {
                         clients.subtract(1, ordering: .relaxed)
-                        logger.warning(
+                        connection.logger.warning(
                             "MPD client refused: \(configuration.limits.maximumClients) clients are connected already")
-                        connection.channel.channel.close(promise: nil)
+                        // Through the async channel, whose writer must be finished before it goes.
+                        sessions.addTask { try? await connection.channel.executeThenClose { _, _ in } }
                         continue
                     }
                     sessions.addTask {
@@ -229,8 +234,7 @@ public final class MPDServer: Sendable {
     }
 
     private func serve(_ connection: Connection, isLocal: Bool) async {
-        var logger = logger
-        logger[metadataKey: "mpd.client"] = "\(nextClientNumber.add(1, ordering: .relaxed).oldValue)"
+        let logger = connection.logger
         let peer = connection.channel.channel.remoteAddress.map { "\($0)" } ?? "local"
         logger.debug("MPD client connected", metadata: ["peer": "\(peer)"])
         do {

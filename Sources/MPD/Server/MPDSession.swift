@@ -29,18 +29,17 @@ final class MPDSession {
         var bytes = 0
     }
 
-    /// An `idle` in progress.
+    /// An `idle` in progress: its task answers the change it waits for, or, when cancelled
+    /// (`noidle`, the connection ending), returns what it would have answered, for the session
+    /// to write: a write of a cancelled task would fail.
     private struct IdleWait {
-        let state: IdleState
-        let task: Task<Void, Never>
+        let waiting: IdleState
+        let task: Task<MPDSubsystems?, Never>
     }
 
-    /// What the session and its `idle` task share.
+    /// Whether an idle task still waits: while it does, the only line the client may send is `noidle`.
     private final class IdleState: Sendable {
-        /// The wait has not ended: the only line the client may send is `noidle`.
         let waiting = Atomic(true)
-        /// The wait was ended by `noidle`, which is answered `OK`; otherwise the connection ends.
-        let endedByNoidle = Atomic(false)
     }
 
     private let handler: any MPDCommandHandler
@@ -96,18 +95,20 @@ final class MPDSession {
         // had (or will have) the idle's answer, which it may not have read when it sent this.
         if line.elementsEqual("noidle".utf8) {
             if let idle {
-                idle.state.endedByNoidle.store(true, ordering: .sequentiallyConsistent)
+                self.idle = nil
                 idle.task.cancel()
-                await finishIdle()
+                if let events = await idle.task.value { try await write(idleAnswer(events)) }
             }
             return true
         }
         if let idle {
-            guard !idle.state.waiting.load(ordering: .sequentiallyConsistent) else {
+            guard !idle.waiting.waiting.load(ordering: .sequentiallyConsistent) else {
                 logger.warning("MPD client closed: it sent a command other than noidle during idle")
                 return false
             }
-            await finishIdle()
+            // It has answered, or is about to (which the client could not have read yet).
+            self.idle = nil
+            if let events = await idle.task.value { try await write(idleAnswer(events)) }
         }
 
         if var list = commandList {
@@ -309,24 +310,17 @@ final class MPDSession {
         let state = IdleState()
         let (subscription, activity, outbound) = (subscription, activity, outbound)
         activity.setWaiting(true)
-        let task = Task {
+        let task = Task { () -> MPDSubsystems? in
             let events = await subscription.next(in: mask)
             state.waiting.store(false, ordering: .sequentiallyConsistent)
             activity.setWaiting(false)
-            guard !events.isEmpty || state.endedByNoidle.load(ordering: .sequentiallyConsistent) else { return }
-            var text = ""
-            for name in events.names { text += "changed: \(name)\n" }
-            text += "OK\n"
-            try? await outbound.write(ByteBuffer(string: text))
+            guard !Task.isCancelled else { return events }
+            // A write that fails was cancelled as it began: the session answers, or the
+            // connection is gone anyway.
+            let written = (try? await outbound.write(ByteBuffer(string: idleAnswer(events)))) != nil
+            return written ? nil : events
         }
-        idle = IdleWait(state: state, task: task)
-    }
-
-    /// Waits for the idle task, which has answered or is about to.
-    private func finishIdle() async {
-        guard let idle else { return }
-        self.idle = nil
-        await idle.task.value
+        idle = IdleWait(waiting: state, task: task)
     }
 
     /// Ends an idle wait without an answer: the connection ends.
@@ -347,4 +341,11 @@ final class MPDSession {
         buffer.writeStaticString(end)
         try await outbound.write(buffer)
     }
+}
+
+/// The answer to `idle`: a line per subsystem that changed, then `OK`.
+private func idleAnswer(_ events: MPDSubsystems) -> String {
+    var text = ""
+    for name in events.names { text += "changed: \(name)\n" }
+    return text + "OK\n"
 }
