@@ -33,7 +33,7 @@ final class MPDSession {
     /// (`noidle`, the connection ending), returns what it would have answered, for the session
     /// to write: a write of a cancelled task would fail.
     private struct IdleWait {
-        let waiting: IdleState
+        let state: IdleState
         let task: Task<MPDSubsystems?, Never>
     }
 
@@ -102,7 +102,7 @@ final class MPDSession {
             return true
         }
         if let idle {
-            guard !idle.waiting.waiting.load(ordering: .sequentiallyConsistent) else {
+            guard !idle.state.waiting.load(ordering: .sequentiallyConsistent) else {
                 logger.warning("MPD client closed: it sent a command other than noidle during idle")
                 return false
             }
@@ -111,22 +111,24 @@ final class MPDSession {
             if let events = await idle.task.value { try await write(idleAnswer(events)) }
         }
 
-        if var list = commandList {
+        if commandList != nil {
             if line.elementsEqual("command_list_end".utf8) {
+                let list = commandList!
                 commandList = nil
                 return try await run(list)
             }
+            // Changed in place: a copy would copy the list's requests at every line.
             let limits = configuration.limits
-            list.bytes += buffer.readableBytes + 1
-            guard list.requests.count < limits.maximumCommandListLength, list.bytes <= limits.maximumCommandListBytes
+            commandList!.bytes += buffer.readableBytes + 1
+            guard commandList!.requests.count < limits.maximumCommandListLength,
+                commandList!.bytes <= limits.maximumCommandListBytes
             else {
                 logger.warning(
                     "MPD client closed: a command list longer than \(limits.maximumCommandListLength) commands or \(limits.maximumCommandListBytes) bytes"
                 )
                 return false
             }
-            list.requests.append(parse(line))
-            commandList = list
+            commandList!.requests.append(parse(line))
             return true
         }
         if line.elementsEqual("command_list_begin".utf8) || line.elementsEqual("command_list_ok_begin".utf8) {
@@ -320,7 +322,7 @@ final class MPDSession {
             let written = (try? await outbound.write(ByteBuffer(string: idleAnswer(events)))) != nil
             return written ? nil : events
         }
-        idle = IdleWait(waiting: state, task: task)
+        idle = IdleWait(state: state, task: task)
     }
 
     /// Ends an idle wait without an answer: the connection ends.
