@@ -24,6 +24,7 @@ public struct MPDServerConfiguration: Sendable {
     /// which commands to expect.
     public var protocolVersion = "0.23.0"
 
+    /// A configuration; every parameter defaults to its property's default.
     public init(
         tcpHost: String? = "127.0.0.1", tcpPort: Int = 6600, unixSocketPath: String? = nil,
         passwords: [String: MPDPermissions] = [:], defaultPermissions: MPDPermissions? = nil,
