@@ -124,7 +124,8 @@ public final class MPDServer: Sendable {
     }
 
     /// Binds the listeners and serves clients until the task is cancelled; then closes the
-    /// listeners and every client, removes the Unix socket's file and returns.
+    /// listeners and every client, removes the Unix socket's file and returns (once every
+    /// command running then has returned: the handler's tasks are cancelled too).
     ///
     /// - Throws: an error when a listener cannot be bound (the port or socket is taken), which
     ///   ends the server; ``MPDServerError/alreadyRun`` on a second call.
