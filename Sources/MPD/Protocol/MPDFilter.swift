@@ -23,7 +23,8 @@
 /// A tag with several values matches when one of them does. A tag the song does not have matches
 /// an empty value (`(Artist == '')` finds the songs without an artist), else its fallback's values
 /// are tested when it has them, as mpd does: `AlbumArtist` falls back to `Artist`, `ArtistSort` to
-/// `Artist`, `AlbumSort` to `Album`, `AlbumArtistSort` to `AlbumArtist`, `ArtistSort`, `Artist`.
+/// `Artist`, `AlbumSort` to `Album`, `AlbumArtistSort` to `AlbumArtist`, then `Artist` (not to
+/// `ArtistSort`, as mpd 0.23.12 does not).
 /// `!=` and `!~` are the negations of `==` and `=~`: a song without the tag matches `!= 'x'`
 /// (mpd 0.23.12 answers the same).
 ///
@@ -150,7 +151,7 @@ public struct MPDFilter: Sendable {
         switch tag {
         case .albumArtist, .artistSort: [.artist]
         case .albumSort: [.album]
-        case .albumArtistSort: [.albumArtist, .artistSort, .artist]
+        case .albumArtistSort: [.albumArtist, .artist]
         default: []
         }
     }
