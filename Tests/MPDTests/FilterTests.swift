@@ -66,6 +66,10 @@ import Testing
         #expect(try found("(Artist == '')") == ["Dir2/Sub/c.ogg"])
         #expect(try found("(Artist != '')") == ["Dir1/a.ogg", "Dir1/b.ogg"])
         #expect(try found("(Genre != 'Rock')") == ["Dir1/b.ogg", "Dir2/Sub/c.ogg"])
+        #expect(try found("(Artist contains '')").count == 3)
+        #expect(try found("(Artist =~ '')").count == 3)
+        #expect(try found("(any == '')") == [])
+        #expect(try searched("(Artist != 'foo bar')") == ["Dir1/b.ogg", "Dir2/Sub/c.ogg"])
     }
 
     @Test func tagsFallBackAsMPDsDo() throws {
