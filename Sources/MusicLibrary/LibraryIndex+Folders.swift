@@ -84,13 +84,15 @@ extension LibraryIndex {
 
     /// What `folder` holds directly; nil when no track or playlist lies below it ("" always has a
     /// listing). Subfolders are found by skipping from one to the next in the path index (a query
-    /// per subfolder and per track of the folder), never by reading the tracks below them.
+    /// per subfolder and per track of the folder); of the tracks below a subfolder only `modified`
+    /// is read, for its latest modification.
     func folderListing(_ folder: String) throws(SQLiteError) -> FolderListing? {
         let (lower, upper) = Self.pathRange(below: folder)
         let prefixLength = lower.utf8.count
         var listing = FolderListing()
         var folderArt: [Substring: URL] = [:]
-        try database.forEachRow("SELECT file FROM folder_art WHERE folder = ?", [.text(folder)]) { row throws(SQLiteError) in
+        try database.forEachRow("SELECT file FROM folder_art WHERE folder = ?", [.text(folder)]) {
+            row throws(SQLiteError) in
             if let file = row.text(0) { folderArt[folder[...]] = fileURL(file) }
         }
         let bound = upper == nil ? "" : " AND path < ?"
@@ -130,7 +132,8 @@ extension LibraryIndex {
                 let subfolder = String(path[..<slash])
                 subfolders[subfolder] = max(subfolders[subfolder] ?? modified, modified)
             } else {
-                listing.playlists.append(FolderListing.PlaylistFile(path: path, name: row.text(1) ?? "", modified: modified))
+                listing.playlists.append(
+                    FolderListing.PlaylistFile(path: path, name: row.text(1) ?? "", modified: modified))
             }
         }
         listing.subfolders = subfolders.map { FolderListing.Subfolder(path: $0.key, modified: $0.value) }
@@ -142,7 +145,8 @@ extension LibraryIndex {
     /// The latest modification time of the tracks below `folder`, in nanoseconds since 1970.
     private func latestModification(below folder: String) throws(SQLiteError) -> Int64 {
         let (lower, upper) = Self.pathRange(below: folder)
-        return try database.integer("SELECT max(modified) FROM tracks WHERE path >= ? AND path < ?", .text(lower), .text(upper!)) ?? 0
+        let sql = "SELECT max(modified) FROM tracks WHERE path >= ? AND path < ?"
+        return try database.integer(sql, .text(lower), .text(upper ?? "")) ?? 0
     }
 
     /// The figures of MPD's `stats` but the last scan's time: one pass over three columns.

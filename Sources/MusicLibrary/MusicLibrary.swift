@@ -236,7 +236,9 @@ public final class MusicLibrary: Sendable {
         let folderArt = try read { try $0.folderArtURLs(below: folder) }
         var after: String?
         while true {
-            let chunk = try read { try $0.tracks(below: folder, after: after, limit: Self.trackChunk, folderArt: folderArt) }
+            let chunk = try read { index in
+                try index.tracks(below: folder, after: after, limit: Self.trackChunk, folderArt: folderArt)
+            }
             for track in chunk where try !body(track) { return }
             guard chunk.count == Self.trackChunk, let last = chunk.last else { return }
             after = last.id

@@ -83,7 +83,8 @@ public struct MPDFilter: Sendable {
         var terms = 0
         while let first = rest.first {
             if first.hasPrefix("(") {
-                var parser = ExpressionParser(scalars: Array(first.unicodeScalars), foldsCase: !caseSensitive, terms: terms)
+                var parser = ExpressionParser(
+                    scalars: Array(first.unicodeScalars), foldsCase: !caseSensitive, terms: terms)
                 let node = try parser.parseExpression(depth: 1)
                 guard parser.isAtEnd else { throw MPDError(.argument, "Unparsed garbage after expression") }
                 terms = parser.terms
