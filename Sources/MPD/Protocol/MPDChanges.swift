@@ -47,6 +47,12 @@ public final class MPDChanges: Sendable {
         return Subscription(changes: self, id: id)
     }
 
+    /// Tells idle clients that the library's content changed (a rescan that changed anything,
+    /// whoever asked for it): its songs, and so its playlists.
+    public func libraryChanged() {
+        post([.database, .storedPlaylist])
+    }
+
     /// The number of clients subscribed.
     public var subscriberCount: Int { subscribers.withLock { $0.all.count } }
 
