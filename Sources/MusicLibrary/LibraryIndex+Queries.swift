@@ -98,6 +98,18 @@ extension LibraryIndex {
         return track
     }
 
+    /// The cover file of the folder of the indexed track `path`; nil when none, or not indexed.
+    func folderArtworkURL(ofTrack path: String) throws(SQLiteError) -> URL? {
+        guard try database.integer("SELECT count(*) FROM tracks WHERE path = ?", .text(path)) == 1 else { return nil }
+        var url: URL?
+        try database.forEachRow(
+            "SELECT file FROM folder_art WHERE folder = ?", [.text(LibraryPath.folder(of: path))]
+        ) { row throws(SQLiteError) in
+            url = row.text(0).map(fileURL)
+        }
+        return url
+    }
+
     /// The tracks at `paths`, in order; nil where none is indexed. One read transaction.
     func tracks(paths: [String]) throws -> [Track?] {
         try database.readTransaction { try paths.map { path throws(SQLiteError) in try track(path: path) } }

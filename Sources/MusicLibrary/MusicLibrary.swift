@@ -115,7 +115,7 @@ public final class MusicLibrary: Sendable {
 
     /// The tracks with the identifiers `ids`, in order, nil for those not indexed: read in one
     /// transaction, as the tree reads a page of rows.
-    func tracks(identifiedBy ids: [Track.ID]) throws -> [Track?] {
+    public func tracks(identifiedBy ids: [Track.ID]) throws -> [Track?] {
         try read { try $0.tracks(paths: ids) }
     }
 
@@ -194,6 +194,13 @@ public final class MusicLibrary: Sendable {
             guard access(url.path(percentEncoded: false), F_OK) == 0 else { return nil }
             return try Data(contentsOf: url)
         }
+    }
+
+    /// The cover image file of the folder holding the track `id` (`cover`, `folder` or `front`,
+    /// as ``TrackArtwork/file(_:)`` describes), whether or not the track embeds a picture; nil
+    /// when the folder has none or the track is not indexed.
+    public func folderArtworkURL(ofTrack id: Track.ID) throws -> URL? {
+        try read { try $0.folderArtworkURL(ofTrack: id) }
     }
 
     /// A track's cover as now-playing information wants it: the embedded bytes as
