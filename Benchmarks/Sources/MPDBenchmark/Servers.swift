@@ -126,14 +126,15 @@ struct ServerStarter {
     /// mpris-bridge (its release build) on a private bus, with the library indexed beforehand by
     /// `mpris-bridge scan` (as a user's daemon finds its index), `--no-scan`, the fake sink in
     /// real time, and its MPD face on a loopback port and a Unix socket; waits for its log line
-    /// `MPD clients: …`.
+    /// `MPD server listening` (or `MPD clients: …`).
     func startDaemon() async throws -> ServerUnderTest {
         let home = folder + "/daemon"
         let cache = home + "/cache"
         let state = home + "/state"
         try makeDirectories(cache)
         try makeDirectories(state)
-        let scan = try await ScanRun.measure(daemon: options.daemon, library: library.music, cache: cache, arguments: ["--quiet"])
+        let scan = try await ScanRun.measure(
+            daemon: options.daemon, library: library.music, cache: cache, arguments: ["--no-notify"])
         guard scan.failed == 0 else { throw BenchmarkFailure(description: "mpris-bridge scan failed on \(scan.failed) files") }
         let port = try freeLoopbackPort()
         let socketPath = home + "/socket"
@@ -151,7 +152,11 @@ struct ServerStarter {
         }
         let tcp = MPDAddress.loopback(port: port)
         do {
-            _ = try await daemon.waitForLog(containing: "MPD clients:", timeout: .seconds(60))
+            // The server's own line once bound ("MPD server listening"), or the daemon's naming the
+            // addresses ("MPD clients: …"), whichever comes.
+            _ = try await daemon.process.waitForLine(timeout: .seconds(60)) {
+                $0.contains("MPD server listening") || $0.contains("MPD clients:")
+            }
             try await Self.waitUntilAccepting(tcp, process: daemon.process)
         } catch {
             await daemon.kill()
