@@ -42,6 +42,9 @@ struct MPDFigures: Sendable {
         var transport: Transport
         /// Per server: send of `pause` -> `changed: player` at the idle client.
         var samples: [[UInt64]]
+        /// Per server: send of `pause` -> its `OK` at the connection that sent it (whichever of
+        /// the two comes first is read first).
+        var replies: [[UInt64]]
         /// Per server: idles that returned before the command was sent (a change still pending
         /// from the round before), dropped and parked again.
         var stale: [Int]
@@ -299,6 +302,7 @@ final class Benchmark {
         let resume = Array("pause 0\n".utf8)
         var paused = servers.map { _ in true }
         var samples = servers.map { _ in [UInt64]() }
+        var replies = servers.map { _ in [UInt64]() }
         var stale = servers.map { _ in 0 }
         var done = servers.map { _ in 0 }
         let total = options.wakeWarmUp + options.wakes
@@ -318,10 +322,22 @@ final class Benchmark {
             }
             let start = monotonicNanoseconds()
             try commander.send(paused[server] ? resume : pause)
-            let woken = try idler.readResponse(timingLineContaining: changedPlayer)
-            try commander.readResponses()
+            var woken: UInt64?
+            var replied: UInt64?
+            while woken == nil || replied == nil {
+                let ready = try MPDConnection.firstReadable([idler, commander].filter { $0 === idler ? woken == nil : replied == nil })
+                if ready === idler {
+                    woken = try idler.readResponse(timingLineContaining: changedPlayer)
+                } else {
+                    try commander.readResponses()
+                    replied = commander.lastFillAt
+                }
+            }
             paused[server].toggle()
-            if done[server] >= options.wakeWarmUp { samples[server].append(woken - start) }
+            if done[server] >= options.wakeWarmUp {
+                samples[server].append(woken! - start)
+                replies[server].append(replied! - start)
+            }
             done[server] += 1
         }
         var round = 0
@@ -333,7 +349,7 @@ final class Benchmark {
             round += 1
         }
         for server in servers.indices where !paused[server] { _ = try commanders[server].command("pause 1\n") }
-        return MPDFigures.Wakes(transport: transport, samples: samples, stale: stale)
+        return MPDFigures.Wakes(transport: transport, samples: samples, replies: replies, stale: stale)
     }
 
     /// Each server's resident memory with no client of this benchmark's connected, then with

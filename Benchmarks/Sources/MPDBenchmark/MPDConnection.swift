@@ -195,8 +195,22 @@ final class MPDConnection {
         }
     }
 
-    /// When the last `read` returned.
-    private var lastFillAt: UInt64 = 0
+    /// When the last `read` returned (monotonic nanoseconds).
+    private(set) var lastFillAt: UInt64 = 0
+
+    /// The first of `connections` with bytes to read, waiting up to ``timeoutMilliseconds``.
+    static func firstReadable(_ connections: [MPDConnection]) throws -> MPDConnection {
+        if let buffered = connections.first(where: { $0.filled > 0 }) { return buffered }
+        var entries = connections.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
+        while true {
+            let ready = poll(&entries, nfds_t(entries.count), timeoutMilliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0, let index = entries.firstIndex(where: { $0.revents != 0 }) else {
+                throw BenchmarkFailure(description: "\(connections.map(\.address)) sent nothing for \(timeoutMilliseconds) ms")
+            }
+            return connections[index]
+        }
+    }
 
     private func readLine() throws -> String {
         while true {
