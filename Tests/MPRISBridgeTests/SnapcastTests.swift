@@ -151,8 +151,8 @@ enum SnapcastError: Error, CustomStringConvertible {
 
 /// Starts snapserver in a fresh loopback-only network namespace, reading the FIFO at `fifo` as
 /// the pipe stream ``SnapserverSession/stream`` with meta_mpd.py as its control script, connected
-/// to the MPD server at `mpdHost` (a unix socket path, as meta_mpd.py's `--mpd-host` takes it);
-/// runs `body`, and stops snapserver and its script (SIGKILL to their process group, then reaped)
+/// to the MPD server at `mpdHost` (a unix socket path, as meta_mpd.py's `--mpd-host` takes it; nil
+/// for no control script, the stream then only sound); runs `body`, and stops snapserver and its script (SIGKILL to their process group, then reaped)
 /// even when `body` throws. The namespace ends with them.
 ///
 /// snapserver 0.26 passes its script no parameters of ours (`controlscriptparams` came in 0.27),
@@ -161,16 +161,20 @@ enum SnapcastError: Error, CustomStringConvertible {
 /// also looks up cover art on musicbrainz.org and dies of the network error it does not catch;
 /// Python/offline/musicbrainzngs stands in for that service.
 func withSnapserver<Result>(
-    fifo: String, mpdHost: String, startupTimeout: Duration = .seconds(15),
+    fifo: String, mpdHost: String?, startupTimeout: Duration = .seconds(15),
     _ body: (SnapserverSession) async throws -> Result
 ) async throws -> Result {
     let folder = try TemporaryDirectory(prefix: "snapserver")
     defer { folder.remove() }
     for name in ["home", "data"] { mkdir(folder.path + "/" + name, 0o700) }
-    let script = folder.path + "/meta_mpd"
-    try Data("#!/bin/sh\nexec \(snapcastPlugins)/meta_mpd.py --mpd-host=\(mpdHost) \"$@\"\n".utf8)
-        .write(to: URL(filePath: script))
-    chmod(script, 0o700)
+    var source = "pipe://\(fifo)?name=\(SnapserverSession.stream)"
+    if let mpdHost {
+        let script = folder.path + "/meta_mpd"
+        try Data("#!/bin/sh\nexec \(snapcastPlugins)/meta_mpd.py --mpd-host=\(mpdHost) \"$@\"\n".utf8)
+            .write(to: URL(filePath: script))
+        chmod(script, 0o700)
+        source += "&controlscript=" + script
+    }
     let configuration = """
         [server]
         datadir = \(folder.path)/data
@@ -185,7 +189,7 @@ func withSnapserver<Result>(
 
         [stream]
         bind_to_address = 127.0.0.1
-        source = pipe://\(fifo)?name=\(SnapserverSession.stream)&controlscript=\(script)
+        source = \(source)
 
         [logging]
         sink = stdout
@@ -394,6 +398,33 @@ struct SnapcastTests {
                                 Double(time.last ?? "").map { minutes * 60 + $0 }
                             } ?? -1
                         }))
+            }
+        }
+    }
+
+    @Test func theDaemonOutlivesSnapserverGoingAwayAndPlaysIntoTheNextOne() async throws {
+        let pipes = try TemporaryDirectory(prefix: "snapcast-fifo")
+        defer { pipes.remove() }
+        let fifo = pipes.path + "/snapfifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try await DaemonFixture.with(arguments: ["--audio-sink", snapcastAudioSink(fifo: fifo)]) { daemon in
+            try await withSnapserver(fifo: fifo, mpdHost: nil) { snapserver in
+                _ = try await daemon.playerctl("play")
+                try await snapserver.waitForStream(status: "playing")
+                let watcher = try await daemon.watch()
+                defer { watcher.kill() }
+                snapserver.process.kill()
+                _ = await snapserver.process.waitForExit()
+                // The daemon's next write into the FIFO fails (EPIPE): it stops playing, and lives.
+                _ = try await watcher.waitForLine {
+                    $0.hasPrefix("changed player ") && $0.contains("PlaybackStatus=Stopped")
+                }
+            }
+            try await withSnapserver(fifo: fifo, mpdHost: nil) { snapserver in
+                _ = try await daemon.playerctl("play")
+                try await snapserver.waitForStream(status: "playing")
+                #expect(try await daemon.playerctl("status") == "Playing")
+                _ = try await daemon.playerctl("pause")
             }
         }
     }
