@@ -7,7 +7,7 @@
 extension LibraryIndex {
     // MARK: Queries
 
-    private static let trackColumns = """
+    static let trackColumns = """
         SELECT path, size, modified, title, artists, album, album_artists, genres, composers, track_number,
             track_count, disc_number, disc_count, release_date, duration, mime_type, embedded_art
         FROM tracks
@@ -98,6 +98,18 @@ extension LibraryIndex {
         return track
     }
 
+    /// The cover file of the folder of the indexed track `path`; nil when none, or not indexed.
+    func folderArtworkURL(ofTrack path: String) throws(SQLiteError) -> URL? {
+        guard try database.integer("SELECT count(*) FROM tracks WHERE path = ?", .text(path)) == 1 else { return nil }
+        var url: URL?
+        try database.forEachRow(
+            "SELECT file FROM folder_art WHERE folder = ?", [.text(LibraryPath.folder(of: path))]
+        ) { row throws(SQLiteError) in
+            url = row.text(0).map(fileURL)
+        }
+        return url
+    }
+
     /// The tracks at `paths`, in order; nil where none is indexed. One read transaction.
     func tracks(paths: [String]) throws -> [Track?] {
         try database.readTransaction { try paths.map { path throws(SQLiteError) in try track(path: path) } }
@@ -122,7 +134,7 @@ extension LibraryIndex {
     }
 
     /// Folder → its cover image, relative to the root.
-    private func folderArtFiles() throws(SQLiteError) -> [Substring: String] {
+    func folderArtFiles() throws(SQLiteError) -> [Substring: String] {
         var files: [Substring: String] = [:]
         try database.forEachRow("SELECT folder, file FROM folder_art") { row throws(SQLiteError) in
             if let folder = row.text(0), let file = row.text(1) { files[folder[...]] = file }
@@ -131,7 +143,7 @@ extension LibraryIndex {
     }
 
     /// A track from a row of ``trackColumns``; folder art is looked up in `folderArt` when given.
-    private func track(_ row: SQLiteRow, folderArt: [Substring: URL]?) -> Track {
+    func track(_ row: SQLiteRow, folderArt: [Substring: URL]?) -> Track {
         let path = row.text(0) ?? ""
         let artwork: TrackArtwork? =
             if let hash = row.text(16) {
@@ -152,7 +164,7 @@ extension LibraryIndex {
     }
 
     /// The folder part of a relative path, without copying it.
-    private static func folder(of path: String) -> Substring {
+    static func folder(of path: String) -> Substring {
         guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "" }
         return path[..<slash]
     }

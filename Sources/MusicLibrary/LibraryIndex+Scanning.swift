@@ -184,6 +184,12 @@ extension LibraryIndex {
                     (SELECT embedded_art FROM tracks WHERE embedded_art IS NOT NULL)
                 """)
             try pruneResumePoints(now: Self.secondsSince1970())
+            // What MPD's `stats` calls `db_update`.
+            try database.run(
+                """
+                INSERT INTO settings (key, value) VALUES ('scanned_at', ?)
+                    ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                """, .text(String(Self.secondsSince1970())))
         }
         return artChanged
     }

@@ -41,6 +41,8 @@ public final class MusicLibrary: Sendable {
     /// The connection queries read with.
     private let reader: Mutex<LibraryIndex>
     let isScanning = Atomic<Bool>(false)
+    /// The last counts ``statistics()`` read, and the ``contentRevision`` they are true of.
+    private let cachedStatistics = Mutex<(revision: Int, statistics: LibraryStatistics)?>(nil)
 
     /// Opens (creating if needed, with its parent folders) the index at `indexPath` for the music
     /// folder `root`. Relative paths are taken from the working directory.
@@ -113,7 +115,7 @@ public final class MusicLibrary: Sendable {
 
     /// The tracks with the identifiers `ids`, in order, nil for those not indexed: read in one
     /// transaction, as the tree reads a page of rows.
-    func tracks(identifiedBy ids: [Track.ID]) throws -> [Track?] {
+    public func tracks(identifiedBy ids: [Track.ID]) throws -> [Track?] {
         try read { try $0.tracks(paths: ids) }
     }
 
@@ -194,6 +196,13 @@ public final class MusicLibrary: Sendable {
         }
     }
 
+    /// The cover image file of the folder holding the track `id` (`cover`, `folder` or `front`,
+    /// as ``TrackArtwork/file(_:)`` describes), whether or not the track embeds a picture; nil
+    /// when the folder has none or the track is not indexed.
+    public func folderArtworkURL(ofTrack id: Track.ID) throws -> URL? {
+        try read { try $0.folderArtworkURL(ofTrack: id) }
+    }
+
     /// A track's cover as now-playing information wants it: the embedded bytes as
     /// `.imageData`, an image file as its `.url`; nil when the track has none.
     public func mediaItemArtwork(for track: Track) throws -> MediaItemArtwork? {
@@ -214,6 +223,81 @@ public final class MusicLibrary: Sendable {
     /// the scan found nothing to change.
     public var contentRevision: Int {
         get throws { try read { try $0.contentRevision() } }
+    }
+
+    // MARK: Folders (MPD's database commands)
+
+    /// How many tracks ``forEachTrack(inFolder:_:)`` reads at a time.
+    static let trackChunk = 512
+
+    /// Calls `body` with each track below `folder` (a path relative to ``root``; "", "/" or nil:
+    /// every track), in path order (the UTF-8 bytes of ``Track/id``, which within one folder is
+    /// file-name order), until `body` returns false.
+    ///
+    /// Reads 512 tracks at a time through the path index: memory stays small whatever the
+    /// library's size, and `body` runs outside the index's lock, so it may call the library. A
+    /// scan committing meanwhile may be seen from the next chunk on; no track is given twice.
+    /// 50,000 tracks stream in about 110 ms in a release build (see `FolderQueryTests`).
+    public func forEachTrack(inFolder folder: String? = nil, _ body: (Track) throws -> Bool) throws {
+        let folder = Self.normalisedFolder(folder ?? "")
+        let folderArt = try read { try $0.folderArtURLs(below: folder) }
+        var after: String?
+        while true {
+            let chunk = try read { index in
+                try index.tracks(below: folder, after: after, limit: Self.trackChunk, folderArt: folderArt)
+            }
+            for track in chunk where try !body(track) { return }
+            guard chunk.count == Self.trackChunk, let last = chunk.last else { return }
+            after = last.id
+        }
+    }
+
+    /// What the folder `folder` (relative to ``root``; "" or "/" is the root) holds directly, for
+    /// MPD's `lsinfo`: its subfolders with their latest modification, its tracks and its playlists.
+    /// Nil when no indexed track or playlist lies below it (MPD's "No such directory"); the root
+    /// always has a listing, empty when nothing is indexed.
+    ///
+    /// Costs a query per subfolder and per track of the folder, not a read of what lies deeper
+    /// (the latest modification of a subfolder is read from its tracks' rows).
+    public func folderListing(_ folder: String) throws -> FolderListing? {
+        let folder = Self.normalisedFolder(folder)
+        return try read { index in try index.database.readTransaction { try index.folderListing(folder) } }
+    }
+
+    /// The identifiers of the tracks below `folder` ("" or "/": every track), in MPD's database
+    /// order, which `add FOLDER` follows: a folder's files by name, then each subfolder by name
+    /// with its contents (names compared as UTF-8 bytes). Reads only paths.
+    public func trackIDs(inFolder folder: String) throws -> [Track.ID] {
+        let folder = Self.normalisedFolder(folder)
+        return try read { try $0.trackPaths(below: folder) }
+    }
+
+    /// The library's figures for MPD's `stats`: tracks, distinct artists and albums, their total
+    /// length and when it was last scanned.
+    ///
+    /// The counts are read in one pass over the tracks (tens of milliseconds at 50,000) and kept
+    /// until ``contentRevision`` changes, so that a client asking often costs nothing more.
+    public func statistics() throws -> LibraryStatistics {
+        try read { index in
+            let revision = try index.contentRevision()
+            var statistics: LibraryStatistics
+            if let cached = cachedStatistics.withLock({ $0 }), cached.revision == revision {
+                statistics = cached.statistics
+            } else {
+                statistics = try index.contentStatistics()
+                cachedStatistics.withLock { $0 = (revision, statistics) }
+            }
+            statistics.lastScan = try index.lastScan(indexPath: indexPath)
+            return statistics
+        }
+    }
+
+    /// `folder` without leading or trailing slashes ("/" is the root, "").
+    static func normalisedFolder(_ folder: String) -> String {
+        var trimmed = Substring(folder)
+        while trimmed.hasPrefix("/") { trimmed = trimmed.dropFirst() }
+        while trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        return String(trimmed)
     }
 
     // MARK: Resume points

@@ -29,11 +29,18 @@ extension PlayerCore {
         var successors: [HandoverSuccessor] = []
         // An item to resume is loaded and sought when the one before it ends: a hand-over
         // would start it at its beginning.
+        // Single without repeat pauses at the next item: nothing is handed over.
+        guard !queue.pausesAfterCurrent else { return [] }
         if let current = current ?? loaded, let next = queue.itemAfterCurrentEnds, resumePosition(of: next) == .zero {
             successors.append(HandoverSuccessor(after: current.url, item: next))
-            var ahead = queue  // a copy: only its current index moves
-            if ahead.advanceAfterEnd(), let afterNext = ahead.itemAfterCurrentEnds, resumePosition(of: afterNext) == .zero {
-                successors.append(HandoverSuccessor(after: next.url, item: afterNext))
+            var ahead = queue  // a copy: only its current index (and a oneshot single) changes
+            if ahead.advanceAfterEnd() {
+                if ahead.singleMode == .oneshot { ahead.singleMode = .off }
+                if !ahead.pausesAfterCurrent, let afterNext = ahead.itemAfterCurrentEnds,
+                    resumePosition(of: afterNext) == .zero
+                {
+                    successors.append(HandoverSuccessor(after: next.url, item: afterNext))
+                }
             }
         }
         return successors

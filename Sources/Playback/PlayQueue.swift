@@ -160,36 +160,60 @@ public struct QueueItem: Sendable, Equatable {
 ///   turning it on never interrupts what plays; turning it off restores the
 ///   order the items were added in, still at the current item.
 /// - ``items`` are in play order: the order remotes show.
+/// - ``addedOrder`` is the queue's own order (MPD's positions): with shuffle off the play order
+///   is the same, so an entry put "after" another goes there in both.
+/// - Each entry has a song id (``songIDs``): a positive number unique for the life of the
+///   process, given when the entry enters the queue and kept as it moves (MPD's `Id`).
+/// - Single and consume (MPD's modes, ``singleMode``, ``consumes``) change what follows an
+///   entry that ends: see ``indexAfterCurrentEnds`` and ``pausesAfterCurrent``.
 public struct PlayQueue: Sendable, Equatable {
-    /// The items in the order they were added (the unshuffled order).
-    public private(set) var addedOrder: [QueueItem] = [] {
-        didSet { revision &+= 1 }
+    /// The items in the order they were added (the unshuffled order), which a move changes.
+    public internal(set) var addedOrder: [QueueItem] = [] {
+        didSet {
+            revision &+= 1
+            entriesRevision &+= 1
+        }
     }
-    /// Indices into ``addedOrder``, in play order.
-    private var order: [Int] = [] {
+    /// The song id of each entry of ``addedOrder``, at the same index: positive, unique for the
+    /// life of the process, never reused (an Int per entry, so a lookup is a scan of an array).
+    public internal(set) var songIDs: [Int] = []
+    /// The next song id to give; carried over when a queue is replaced or restored.
+    var nextSongID = 1
+    /// Indices into ``addedOrder``, in play order; the identity while shuffle is off.
+    var order: [Int] = [] {
         didSet { revision &+= 1 }
     }
     /// Changes with every change of the items or their order, never with a move to another
     /// item: what was built from ``addedOrder`` and ``playOrder`` at one revision still holds
     /// while it is the same (a saved state, say, rebuilt only when it would differ).
     public private(set) var revision = 0
+    /// Changes with every change of the entries in ``addedOrder`` (added, removed, moved,
+    /// replaced), not with the play order alone (shuffle turned on draws a new one): MPD's
+    /// playlist version.
+    public private(set) var entriesRevision = 0
     /// The current item's place in `order`; `nil` only when the queue is empty.
-    public private(set) var currentIndex: Int?
+    public internal(set) var currentIndex: Int?
     /// What happens at the ends of the queue and of an item.
     public var repeatMode: RepeatType = .off
     /// Whether the play order is shuffled; set it with ``setShuffle(_:using:)``.
     public private(set) var shuffleMode: ShuffleType = .off
+    /// MPD's single mode: on, an entry that ends is followed by the next one paused at its
+    /// start, or replayed under repeat; `oneshot` does so once and turns itself off.
+    public var singleMode: SingleMode = .off
+    /// MPD's consume mode: an entry is removed once it finished playing or was skipped by "next".
+    public var consumes = false
     /// Every queued identifier, so adding stays O(1).
-    private var identifiers: Set<String> = []
+    var identifiers: Set<String> = []
 
     /// An empty queue.
     public init() {}
 
-    /// Equal items in the same order, at the same place, in the same modes; the revision is
-    /// not compared.
+    /// Equal items in the same order, at the same place, in the same modes; the revisions and
+    /// song ids are not compared.
     public static func == (lhs: PlayQueue, rhs: PlayQueue) -> Bool {
         lhs.addedOrder == rhs.addedOrder && lhs.order == rhs.order && lhs.currentIndex == rhs.currentIndex
             && lhs.repeatMode == rhs.repeatMode && lhs.shuffleMode == rhs.shuffleMode
+            && lhs.singleMode == rhs.singleMode && lhs.consumes == rhs.consumes
     }
 
     /// The items in play order.
@@ -219,22 +243,35 @@ public struct PlayQueue: Sendable, Equatable {
     // MARK: Moving
 
     /// The item that follows when the current one ends on its own, without
-    /// moving: the same item under repeat one, the first after the last under
-    /// repeat all, `nil` at the end otherwise. This is what a gapless
-    /// hand-over prepares.
+    /// moving (see ``indexAfterCurrentEnds``). This is what a gapless hand-over prepares,
+    /// unless ``pausesAfterCurrent``.
     public var itemAfterCurrentEnds: QueueItem? {
-        guard let currentIndex else { return nil }
-        if repeatMode == .one { return current }
-        return followingIndex(after: currentIndex).map { addedOrder[order[$0]] }
+        indexAfterCurrentEnds.map { addedOrder[order[$0]] }
     }
+
+    /// The play-order place of what follows when the current item ends on its own: the same
+    /// item under repeat one (or single with repeat on), the first after the last under repeat
+    /// all, `nil` at the end otherwise. Under consume nothing plays twice: the current item
+    /// is never its own successor (as MPD's).
+    public var indexAfterCurrentEnds: Int? {
+        guard let currentIndex else { return nil }
+        if shownRepeatMode == .one, !consumes { return currentIndex }
+        guard let next = followingIndex(after: currentIndex), !(consumes && next == currentIndex) else { return nil }
+        return next
+    }
+
+    /// Whether playback pauses when the current item ends (single on, repeat off): the item
+    /// that follows becomes current, paused at its start, as MPD 0.23 does.
+    public var pausesAfterCurrent: Bool { singleMode != .off && repeatMode == .off }
+
+    /// The repeat mode as remotes show it: single with repeat on replays the current item.
+    public var shownRepeatMode: RepeatType { singleMode != .off && repeatMode != .off ? .one : repeatMode }
 
     /// Moves to what follows when the current item ends on its own (see
     /// ``itemAfterCurrentEnds``). Returns `false`, without moving, at the end.
     public mutating func advanceAfterEnd() -> Bool {
-        guard let currentIndex else { return false }
-        if repeatMode == .one { return true }
-        guard let next = followingIndex(after: currentIndex) else { return false }
-        self.currentIndex = next
+        guard let next = indexAfterCurrentEnds else { return false }
+        currentIndex = next
         return true
     }
 
@@ -274,7 +311,7 @@ public struct PlayQueue: Sendable, Equatable {
         return true
     }
 
-    private func followingIndex(after index: Int) -> Int? {
+    func followingIndex(after index: Int) -> Int? {
         if index + 1 < order.count { return index + 1 }
         return repeatMode == .all ? 0 : nil
     }
@@ -291,6 +328,7 @@ public struct PlayQueue: Sendable, Equatable {
         identifiers = []
         addedOrder.reserveCapacity(items.count)
         for item in items { addedOrder.append(uniqued(item)) }
+        songIDs = newSongIDs(addedOrder.count)
         order = Array(addedOrder.indices)
         self.currentIndex = addedOrder.isEmpty ? nil : min(max(currentIndex, 0), addedOrder.count - 1)
         if shuffleMode != .off { reshuffle(using: &generator) }
@@ -302,22 +340,28 @@ public struct PlayQueue: Sendable, Equatable {
         replace(with: items, currentIndex: currentIndex, using: &generator)
     }
 
-    /// Inserts `item` in play order after the item with identifier `after`,
-    /// or first when `after` is `nil`. An identifier already queued gets a
-    /// suffix (`#2`, `#3`…) so entries stay distinct. Returns the inserted
-    /// item, or `nil` (and changes nothing) when `after` is not queued.
+    /// Inserts `item` after the item with identifier `after`, or first when `after` is `nil`,
+    /// in play order and in the added order (so with shuffle off the two stay the same). An
+    /// identifier already queued gets a suffix (`#2`, `#3`…) so entries stay distinct. Returns
+    /// the inserted item, or `nil` (and changes nothing) when `after` is not queued.
     @discardableResult
     public mutating func insert(_ item: QueueItem, after: String?) -> QueueItem? {
         let position: Int
+        let addedPosition: Int
         if let after {
             guard let index = index(of: after) else { return nil }
             position = index + 1
+            addedPosition = order[index] + 1
         } else {
             position = 0
+            addedPosition = 0
         }
         let item = uniqued(item)
-        addedOrder.append(item)
-        order.insert(addedOrder.count - 1, at: position)
+        addedOrder.insert(item, at: addedPosition)
+        songIDs.insert(contentsOf: newSongIDs(1), at: addedPosition)
+        var order = self.order.map { $0 >= addedPosition ? $0 + 1 : $0 }
+        order.insert(addedPosition, at: position)
+        self.order = order
         if let currentIndex {
             if position <= currentIndex { self.currentIndex = currentIndex + 1 }
         } else {
@@ -331,6 +375,7 @@ public struct PlayQueue: Sendable, Equatable {
     public mutating func append(_ item: QueueItem) -> QueueItem {
         let item = uniqued(item)
         addedOrder.append(item)
+        songIDs += newSongIDs(1)
         order.append(addedOrder.count - 1)
         if currentIndex == nil { currentIndex = 0 }
         return item
@@ -344,6 +389,7 @@ public struct PlayQueue: Sendable, Equatable {
         guard let position = index(of: identifier) else { return false }
         let removed = order.remove(at: position)
         identifiers.remove(addedOrder.remove(at: removed).identifier)
+        songIDs.remove(at: removed)
         order = order.map { $0 > removed ? $0 - 1 : $0 }
         if order.isEmpty {
             currentIndex = nil
@@ -415,24 +461,50 @@ public struct PlayQueue: Sendable, Equatable {
     /// Restores a saved queue exactly: the items in added order, the play
     /// order, the current place and the modes. Returns `false`, changing
     /// nothing, when `playOrder` is not a permutation of the items' indices.
+    ///
+    /// The entries get new song ids, after the ones this queue gave. Unshuffled, the saved play
+    /// order becomes the added order too (a state saved before the two were kept the same).
     public mutating func restore(
         addedOrder items: [QueueItem], playOrder: [Int], currentIndex: Int?, repeatMode: RepeatType,
-        shuffleMode: ShuffleType
+        shuffleMode: ShuffleType, singleMode: SingleMode = .off, consumes: Bool = false
     ) -> Bool {
         guard playOrder.sorted() == Array(items.indices) else { return false }
-        var restored = PlayQueue()
-        for item in items { restored.addedOrder.append(restored.uniqued(item)) }
-        restored.order = playOrder
+        var restored = emptied()
+        if shuffleMode == .off {
+            for index in playOrder { restored.addedOrder.append(restored.uniqued(items[index])) }
+            restored.order = Array(items.indices)
+        } else {
+            for item in items { restored.addedOrder.append(restored.uniqued(item)) }
+            restored.order = playOrder
+        }
+        restored.songIDs = restored.newSongIDs(items.count)
         restored.currentIndex = items.isEmpty ? nil : min(max(currentIndex ?? 0, 0), items.count - 1)
         restored.repeatMode = repeatMode
         restored.shuffleMode = shuffleMode
+        restored.singleMode = singleMode
+        restored.consumes = consumes
         self = restored
         return true
     }
 
+    /// An empty queue that goes on from this one: its song ids and revisions continue.
+    func emptied() -> PlayQueue {
+        var queue = PlayQueue()
+        queue.nextSongID = nextSongID
+        queue.revision = revision &+ 1
+        queue.entriesRevision = entriesRevision &+ 1
+        return queue
+    }
+
+    /// `count` song ids not given before.
+    mutating func newSongIDs(_ count: Int) -> [Int] {
+        defer { nextSongID += count }
+        return Array(nextSongID..<nextSongID + count)
+    }
+
     /// `item`, with a suffix on its identifier if that one is already queued;
     /// the identifier is recorded as taken.
-    private mutating func uniqued(_ item: QueueItem) -> QueueItem {
+    mutating func uniqued(_ item: QueueItem) -> QueueItem {
         guard identifiers.contains(item.identifier) else {
             identifiers.insert(item.identifier)
             return item

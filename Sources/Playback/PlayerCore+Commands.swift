@@ -19,8 +19,9 @@ extension PlayerCore {
             setPosition(.zero, state: .stopped)
             reply(.success)
         case .next:
-            guard queue.current != nil else { return reply(.noActionableNowPlayingItem) }
+            guard let skipped = queue.current else { return reply(.noActionableNowPlayingItem) }
             guard queue.moveToNext() else { return reply(.noSuchContent) }
+            if consume(skipped) { queueChanged() }
             changedItem()
         case .previous:
             guard queue.current != nil else { return reply(.noActionableNowPlayingItem) }
@@ -31,7 +32,9 @@ extension PlayerCore {
         case .setRate(let newRate): setRate(newRate)
         case .setRepeat(let mode):
             queue.repeatMode = mode
-            effects.append(.showModes(repeat: mode, shuffle: nil))
+            // A remote asking to loop the queue means it: single would show (and play) one track.
+            if mode == .all { queue.singleMode = .off }
+            effects.append(.showModes(repeat: queue.shownRepeatMode, shuffle: nil))
             queueChanged()
             publish()
             reply(.success)
@@ -200,10 +203,12 @@ extension PlayerCore {
         // Entries that vanished leave holes in the saved order: renumber what is left.
         let renumbered = Dictionary(uniqueKeysWithValues: kept.enumerated().map { ($0.element, $0.offset) })
         let playOrder = snapshot.playOrder.compactMap { renumbered[$0] }
-        var restored = PlayQueue()
+        // Song ids and revisions go on from the queue replaced: an MPD client's ids stay unique.
+        var restored = queue.emptied()
         if !restored.restore(
             addedOrder: items, playOrder: playOrder.count == items.count ? playOrder : Array(items.indices),
-            currentIndex: 0, repeatMode: snapshot.repeatMode.repeatType, shuffleMode: snapshot.shuffleMode.shuffleType)
+            currentIndex: 0, repeatMode: snapshot.repeatMode.repeatType, shuffleMode: snapshot.shuffleMode.shuffleType,
+            singleMode: snapshot.singleMode, consumes: snapshot.consumes)
         {
             restored.replace(with: items)
         }
@@ -219,7 +224,7 @@ extension PlayerCore {
         volume = snapshot.volume.isFinite ? min(max(snapshot.volume, 0), 10) : 1
         effects.append(.showVolume(volume))
         setPosition(restoredPosition, state: restoredPosition > .zero ? .paused : .stopped)
-        effects.append(.showModes(repeat: restored.repeatMode, shuffle: restored.shuffleMode))
+        effects.append(.showModes(repeat: restored.shownRepeatMode, shuffle: restored.shuffleMode))
         reply(.success)
     }
 }

@@ -10,7 +10,11 @@ extension PlayerCore {
             // (the shell took it out of the book) moves the queue.
             guard let handedOver = context.handedOver, queue.moveTo(identifier: handedOver.identifier) else { return }
             // The item before it played to its end.
-            if let finished = loaded { rememberFinished(finished) }
+            if let finished = loaded {
+                rememberFinished(finished)
+                if consume(finished) { queueNeedsPublishing = true }
+            }
+            endOneshot()
             loaded = handedOver
             streamTags = nil
             engineDuration = context.duration
@@ -30,11 +34,15 @@ extension PlayerCore {
             guard let finished = loaded, state == .playing, isNearTheEnd else { return }
             unload(remembering: false)
             rememberFinished(finished)
-            // An item that was not handed over (one to resume) is loaded now; at the end of the
-            // queue, the player rests stopped at its first entry.
-            if queue.itemAfterCurrentEnds != nil, queue.advanceAfterEnd() {
-                queueChanged()
-                return startPlayback(resumingAt: .zero)
+            // An item that was not handed over (one to resume, or the next one under single,
+            // which pauses there) is loaded now; at the end of the queue, the player rests
+            // stopped at its first entry.
+            let pauses = queue.pausesAfterCurrent
+            let advanced = queue.advanceAfterEnd()
+            endOneshot()
+            if consume(finished, evenIfCurrent: !advanced) || advanced { queueChanged() }
+            if advanced, !queue.isEmpty {
+                return pauses ? setPosition(.zero, state: .paused) : startPlayback(resumingAt: .zero)
             }
             _ = queue.moveTo(index: 0)
             setPosition(.zero, state: .stopped)

@@ -49,6 +49,10 @@ package struct PlayerCore: Sendable {
     var savedEntries: SavedEntries?
     /// Whether anyone observes changes (else no snapshot is built for them).
     package var notifiesChanges = false
+    /// Whether anyone observes events (``PlayerChanges``).
+    package var notifiesEvents = false
+    /// What the input being handled changed, besides what ``Observed`` compares: a jump.
+    var changes: PlayerChanges = []
     /// What the core waits for: the outcome of the engine call or resolution it asked for last.
     var awaiting: Awaited?
     /// The instant of the input being handled.
@@ -95,6 +99,8 @@ package struct PlayerCore: Sendable {
     package mutating func handle(_ input: PlayerInput, at now: ContinuousClock.Instant) -> [PlayerEffect] {
         self.now = now
         effects = []
+        changes = []
+        let before = notifiesEvents ? observed : nil
         switch input {
         case .command(let command): perform(command)
         case .engineEvent(let event, let context): handle(event, context)
@@ -126,9 +132,39 @@ package struct PlayerCore: Sendable {
             queueNeedsPublishing = true
             publish()
         case .restore(let snapshot, let items): restore(snapshot, items: items)
+        case .editQueue(let edit): self.edit(edit)
         }
         refreshSavedEntries()
+        if let before {
+            changes.formUnion(before.changes(to: observed))
+            if !changes.isEmpty { effects.append(.notifyEvents(changes)) }
+        }
         return effects
+    }
+
+    /// What an input's events are told from: compared before and after it.
+    struct Observed {
+        var entriesRevision: Int
+        var state: PlaybackState
+        var currentSongID: Int?
+        var volume: Double
+        var modes: (RepeatType, ShuffleType, SingleMode, Bool)
+
+        func changes(to after: Observed) -> PlayerChanges {
+            var changes: PlayerChanges = []
+            if entriesRevision != after.entriesRevision { changes.insert(.queue) }
+            if state != after.state || currentSongID != after.currentSongID { changes.insert(.player) }
+            if volume.bitPattern != after.volume.bitPattern { changes.insert(.mixer) }
+            if modes != after.modes { changes.insert(.options) }
+            return changes
+        }
+    }
+
+    var observed: Observed {
+        Observed(
+            entriesRevision: queue.entriesRevision, state: state,
+            currentSongID: queue.currentPosition.map { queue.songIDs[$0] }, volume: volume,
+            modes: (queue.repeatMode, queue.shuffleMode, queue.singleMode, queue.consumes))
     }
 
     /// Whether an engine call or resolution is under way (its outcome is the next input).
@@ -153,6 +189,7 @@ package struct PlayerCore: Sendable {
         position = newPosition
         since = now
         state = newState
+        changes.insert(.player)
         publish()
         // A restart resumes where playback was: every jump is a change to keep.
         notifyChange()

@@ -56,6 +56,10 @@ package enum PlayerEffect: Sendable {
     case showVolume(Double)
     /// Tell the change observers.
     case notifyObservers(PlayerSnapshot)
+    /// Tell the event observers what the input changed (never empty).
+    case notifyEvents(PlayerChanges)
+    /// How a ``QueueEdit`` ended: the song ids it added (none for other edits), or why nothing changed.
+    case edited(Result<[Int], QueueEditError>)
     case saveResumePoint(ResumePoint, of: QueueItem)
     /// Run the position checkpoints (while playing) or not.
     case checkpoints(running: Bool)

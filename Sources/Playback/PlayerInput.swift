@@ -43,6 +43,8 @@ package enum PlayerInput: Sendable {
     case refreshItemDescriptions
     /// A saved state, with the entries it names that still exist, in its added order.
     case restore(PlayerSnapshot, items: [QueueItem])
+    /// An edit of the queue by position or song id, or of MPD's modes (``QueueEdit``).
+    case editQueue(QueueEdit)
 }
 
 extension PlayerInput {
@@ -76,6 +78,14 @@ extension PlayerInput {
             case .seek, .skip, .setRate, .setRepeat, .setShuffle, .setVolume: .independent
             }
         case .replaceQueue(_, _, let play): play ? .startsAnew : .supersedes
+        case .editQueue(let edit):
+            switch edit {
+            case .play, .playSong: .startsAnew
+            case .clear: .supersedes
+            // Removing the current entry while playing plays the next one.
+            case .remove, .removeSong: .mayStart
+            case .insert, .move, .moveSong, .shuffle, .setSingle, .setConsume, .setRepeat: .independent
+            }
         // An event may start the next item.
         case .engineEvent: .mayStart
         default: .independent

@@ -7,8 +7,8 @@ import MediaRemote
 #endif
 
 /// What a restart keeps of a ``QueuePlayer``: the queue, the current entry
-/// and its position, the volume, the rate, repeat and shuffle. `Codable`, so
-/// it can be saved as JSON.
+/// and its position, the volume, the rate, repeat, shuffle, single and consume. `Codable`, so
+/// it can be saved as JSON; a state saved before single and consume existed reads them as off.
 public struct PlayerSnapshot: Sendable, Codable, Equatable {
     /// A saved entry: the app looks its item up again by identifier or URL.
     public struct Entry: Sendable, Codable, Equatable {
@@ -74,10 +74,15 @@ public struct PlayerSnapshot: Sendable, Codable, Equatable {
     public var rate: Double
     public var repeatMode: Repeat
     public var shuffleMode: Shuffle
+    /// MPD's single mode.
+    public var singleMode: SingleMode
+    /// MPD's consume mode: entries are removed once played.
+    public var consumes: Bool
 
     public init(
         addedOrder: [Entry], playOrder: [Int], currentIdentifier: String?, positionMilliseconds: Int64,
-        volume: Double, rate: Double, repeatMode: Repeat, shuffleMode: Shuffle
+        volume: Double, rate: Double, repeatMode: Repeat, shuffleMode: Shuffle, singleMode: SingleMode = .off,
+        consumes: Bool = false
     ) {
         self.addedOrder = addedOrder
         self.playOrder = playOrder
@@ -87,6 +92,23 @@ public struct PlayerSnapshot: Sendable, Codable, Equatable {
         self.rate = rate
         self.repeatMode = repeatMode
         self.shuffleMode = shuffleMode
+        self.singleMode = singleMode
+        self.consumes = consumes
+    }
+
+    /// Reads a saved state; single and consume, missing from older ones, are off.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        addedOrder = try container.decode([Entry].self, forKey: .addedOrder)
+        playOrder = try container.decode([Int].self, forKey: .playOrder)
+        currentIdentifier = try container.decodeIfPresent(String.self, forKey: .currentIdentifier)
+        positionMilliseconds = try container.decode(Int64.self, forKey: .positionMilliseconds)
+        volume = try container.decode(Double.self, forKey: .volume)
+        rate = try container.decode(Double.self, forKey: .rate)
+        repeatMode = try container.decode(Repeat.self, forKey: .repeatMode)
+        shuffleMode = try container.decode(Shuffle.self, forKey: .shuffleMode)
+        singleMode = try container.decodeIfPresent(SingleMode.self, forKey: .singleMode) ?? .off
+        consumes = try container.decodeIfPresent(Bool.self, forKey: .consumes) ?? false
     }
 }
 
@@ -108,7 +130,8 @@ extension PlayerCore {
         return PlayerSnapshot(
             addedOrder: saved.entries, playOrder: saved.playOrder, currentIdentifier: queue.current?.identifier,
             positionMilliseconds: Int64(playbackPosition(at: now) / .milliseconds(1)), volume: volume, rate: rate,
-            repeatMode: .init(queue.repeatMode), shuffleMode: .init(queue.shuffleMode))
+            repeatMode: .init(queue.repeatMode), shuffleMode: .init(queue.shuffleMode), singleMode: queue.singleMode,
+            consumes: queue.consumes)
     }
 
     /// Builds the saved entries again when the queue changed since they were built.

@@ -14,13 +14,22 @@ extension QueuePlayer {
     /// Feeds `input` to the core and performs its effects in order; an engine call's outcome is
     /// fed back, until the core asks for nothing more. Returns the status the core replied.
     func run(_ input: PlayerInput) async -> RemoteCommandHandlerStatus {
+        await runReporting(input).status
+    }
+
+    /// ``run(_:)``, with how a queue edit ended (nil for other inputs).
+    func runReporting(_ input: PlayerInput) async -> (
+        status: RemoteCommandHandlerStatus, edited: Result<[Int], QueueEditError>?
+    ) {
         var status = RemoteCommandHandlerStatus.success
+        var edited: Result<[Int], QueueEditError>?
         var next: PlayerInput? = input
         while let input = next {
             next = nil
             for effect in core.handle(input, at: .now) {
                 switch effect {
                 case .reply(let reply): status = reply
+                case .edited(let result): edited = result
                 case .start(let request): next = await start(request)
                 case .pause: next = await call { try await $0.pause() }
                 case .seek(let target): next = await call(readingPosition: false) { try await $0.seek(to: target) }
@@ -32,7 +41,7 @@ extension QueuePlayer {
                 }
             }
         }
-        return status
+        return (status, edited)
     }
 
     /// Performs effects that need no wait (publishing, saving); the core asks for no engine call

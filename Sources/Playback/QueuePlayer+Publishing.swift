@@ -34,6 +34,8 @@ extension QueuePlayer {
             handover.plan(successors, resetting: false)
         case .notifyObservers(let snapshot):
             changeObservers.notify(snapshot)
+        case .notifyEvents(let changes):
+            eventObservers.notify(changes)
         case .saveResumePoint(let point, let item):
             guard let store = resumePoints, store.remembersPosition(of: item) else { return }
             store.save(point, of: item)
@@ -41,7 +43,7 @@ extension QueuePlayer {
             runCheckpoints(running)
         case .log(let level, let message):
             logger.log(level: level, "\(message)")
-        case .reply, .start, .pause, .seek, .setRate, .readPosition, .resolve, .stopEngine:
+        case .reply, .edited, .start, .pause, .seek, .setRate, .readPosition, .resolve, .stopEngine:
             assertionFailure("\(effect) needs a wait: only run(_:) performs it")
         }
     }

@@ -60,6 +60,7 @@ public actor QueuePlayer {
     var engine: (any PlaybackEngine)?
     var engineEvents: Task<Void, Never>?
     let changeObservers = Observers<PlayerSnapshot>()
+    let eventObservers = Observers<PlayerChanges>()
     /// Tells the observers the position every checkpoint interval while playing.
     var checkpoints: Task<Void, Never>?
     /// The order of sequenced operations: one at a time, in the order asked for.
@@ -113,7 +114,7 @@ public actor QueuePlayer {
             c.skipBackwardCommand.preferredIntervals = configuration.skipIntervals
             c.openURLCommand.supportedURLSchemes = configuration.supportedURLSchemes
             c.openURLCommand.supportedMIMETypes = configuration.supportedMIMETypes
-            c.changeRepeatModeCommand.currentRepeatType = core.queue.repeatMode
+            c.changeRepeatModeCommand.currentRepeatType = core.queue.shownRepeatMode
             c.changeShuffleModeCommand.currentShuffleType = core.queue.shuffleMode
             targets = [
                 target(c.playCommand) { _ in .play },
@@ -179,9 +180,10 @@ public actor QueuePlayer {
 
     /// Calls `observer` with the player's state after every change a restart
     /// should keep (the queue, the current entry, every play, pause, stop,
-    /// seek, rate and track change, volume, modes), and while playing every
+    /// seek, rate and track change, volume, modes: repeat, shuffle, single, consume), whichever
+    /// remote or API made it, and while playing every
     /// ``Configuration/positionCheckpointInterval``, for as long as the returned observation is
-    /// kept.
+    /// kept. What a change touched is ``observeEvents(_:)``'s to say.
     public func observeChanges(_ observer: @escaping @Sendable (PlayerSnapshot) -> Void) -> Observation {
         core.notifiesChanges = true
         return changeObservers.add(observer)
@@ -261,6 +263,16 @@ public actor QueuePlayer {
         let result = await task.value
         startsInFlight[number] = nil
         return result
+    }
+
+    /// Runs a queue edit as a command (see ``command(_:_:)``, with the edit's precedence):
+    /// its status, and how the edit ended.
+    func edit(_ edit: QueueEdit) async -> (status: RemoteCommandHandlerStatus, edited: Result<[Int], QueueEditError>) {
+        let input = PlayerInput.editQueue(edit)
+        let (task, number) = accept(input.precedence) { await $0.runReporting(input) }
+        let result = await task.value
+        if let later = startsInFlight.removeValue(forKey: number)?.supersededBy { await later() }
+        return (result.status, result.edited ?? .success([]))
     }
 
     /// Runs a command's `operation` as ``sequenced(_:_:)`` does and returns its status; a

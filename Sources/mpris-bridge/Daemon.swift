@@ -1,5 +1,6 @@
 import DBus
 import Logging
+import MPD
 import MPRIS
 import MediaRemote
 import MusicLibrary
@@ -83,7 +84,10 @@ enum Daemon {
             commands: commands, nowPlaying: nowPlaying, content: content, audioSession: audio.session)
         // A rescan in a child process, then the tree, the playlists and the queue's entries
         // brought up to date; one at a time, whoever asks.
-        let rescan = LibraryRescan(settings: settings, logger: logger, player: player, library: library, tree: tree)
+        // Idle MPD clients hear of every change, a rescan's included.
+        let mpdChanges = MPDChanges()
+        let rescan = LibraryRescan(
+            settings: settings, logger: logger, player: player, library: library, tree: tree, mpdChanges: mpdChanges)
         let refresh = LibraryRefresh { try await rescan.run() }
 
         // Stopped in the reverse order: the state is written first, then playback stops (the
@@ -100,6 +104,13 @@ enum Daemon {
                 library: library, tree: tree),
             LibraryRefreshService(settings: settings, logger: logger, refresh: refresh, library: library, ready: ready),
         ]
+        if let mpd = settings.mpd {
+            services.append(
+                MPDService(
+                    settings: mpd, logger: logger, commands: commands, nowPlaying: nowPlaying, player: player, audio: audio,
+                    refresh: refresh, changes: mpdChanges, playableTypes: playableTypes,
+                    libraryFilesOnly: libraryFilesOnly, library: library))
+        }
         if settings.registersWithBluetooth {
             services.append(
                 BluetoothService(mpris: mpris, connection: connection, settings: settings, logger: logger, ready: ready))

@@ -1,5 +1,6 @@
 import CMalloc
 import Logging
+import MPD
 import MusicLibrary
 import Playback
 import Synchronization
@@ -16,6 +17,8 @@ struct LibraryRescan: Sendable {
     let player: QueuePlayer
     let library: Milestone<ServedLibrary>
     let tree: Milestone<PublishedTree>
+    /// Told when the library's content changed, for idle MPD clients.
+    let mpdChanges: MPDChanges
 
     func run() async throws {
         let served = try await library.value()
@@ -44,6 +47,7 @@ struct LibraryRescan: Sendable {
             await player.refreshItemDescriptions()
         }
         try tree.update(from: library, folder: settings.library)
+        mpdChanges.libraryChanged()
         logger.info("the media tree shows the scan's \((try? library.trackCount) ?? 0) tracks")
         // The tree and the queue were built anew beside the old ones: give back what the old
         // ones held rather than keep it while idle.

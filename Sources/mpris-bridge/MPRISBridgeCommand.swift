@@ -2,6 +2,7 @@ import ArgumentParser
 import CMalloc
 import DBus
 import Logging
+import MPD
 import MediaRemote
 import MusicLibrary
 import ServiceLifecycle
@@ -130,7 +131,32 @@ struct Serve: AsyncParsableCommand {
             valueName: "genre"))
     var resumeGenre: [String] = []
 
+    @Flag(help: "Do not serve MPD clients (mpc, phone apps, head units, Home Assistant, Snapcast).")
+    var noMpd = false
+
+    @Option(help: ArgumentHelp("The MPD port (0: any free port, which the log names).", valueName: "port"))
+    var mpdPort = 6600
+
+    @Option(
+        help: ArgumentHelp(
+            "The address MPD clients connect to; loopback unless you mean to be reached from the network.",
+            valueName: "address"))
+    var mpdBind = "127.0.0.1"
+
+    @Option(
+        help: ArgumentHelp(
+            "The MPD Unix socket (default: $XDG_RUNTIME_DIR/mpris-bridge/mpd.socket).", valueName: "path"))
+    var mpdSocket: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "A file of MPD passwords, one per line as mpd's config has them (secret@read,add,control,admin, or a bare secret for all); clients without one may do nothing. Keep it unreadable by others.",
+            valueName: "file"))
+    var mpdPasswordFile: String?
+
     func validate() throws {
+        if !(0...65535).contains(mpdPort) { throw ValidationError("--mpd-port \(mpdPort): 0 to 65535") }
+        if let mpdPasswordFile { _ = try MPDServerConfiguration.load(passwordFile: absolute(mpdPasswordFile)) }
         let valid = !name.isEmpty && name.first.map { !$0.isNumber } == true
             && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
         guard valid else {
@@ -149,6 +175,17 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--resume-genre \"\(empty)\": a genre needs a name (or off)")
         }
         _ = try resumePolicy(library: libraryOptions.libraryPath(Paths()))
+    }
+
+    /// The MPD face's settings, from the options; nil with `--no-mpd`.
+    func mpdSettings(_ paths: Paths) throws -> MPDSettings? {
+        guard !noMpd else { return nil }
+        var server = MPDServerConfiguration()
+        server.tcpHost = mpdBind
+        server.tcpPort = mpdPort
+        server.unixSocketPath = mpdSocket.map(absolute) ?? paths.runtimeDirectory.map { $0 + "/mpd.socket" }
+        if let mpdPasswordFile { server.passwords = try MPDServerConfiguration.load(passwordFile: absolute(mpdPasswordFile)) }
+        return MPDSettings(server: server)
     }
 
     /// Which tracks resume, from the options; a folder outside the library is an error.
@@ -190,7 +227,8 @@ struct Serve: AsyncParsableCommand {
             cacheDirectory: libraryOptions.cachePath(paths), scansAtStart: !noScan && isDirectory(library),
             watchesLibrary: !noWatch && isDirectory(library), resumePolicy: try resumePolicy(library: library),
             replayGain: replayGain.flatMap(AudioSession.ReplayGainMode.init(rawValue:)), unlessRunning: unlessRunning,
-            treeLayout: treeLayout, treeCacheRows: treeCacheRows, registersWithBluetooth: bluetooth)
+            treeLayout: treeLayout, treeCacheRows: treeCacheRows, registersWithBluetooth: bluetooth,
+            mpd: try mpdSettings(paths))
         do {
             let connection = try await Daemon.connect(settings)
             if unlessRunning, let owner = try await Daemon.runningPlayer(settings, on: connection) {

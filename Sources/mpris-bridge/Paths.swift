@@ -43,6 +43,11 @@ struct Paths {
         (environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.cache") + "/mpris-bridge"
     }
 
+    /// `$XDG_RUNTIME_DIR/mpris-bridge`: the MPD socket; nil when the session has no runtime folder.
+    var runtimeDirectory: String? {
+        environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 + "/mpris-bridge" }
+    }
+
     static func processEnvironment() -> [String: String] {
         var values: [String: String] = [:]
         var entry = environ

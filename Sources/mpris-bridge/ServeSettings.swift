@@ -34,6 +34,8 @@ struct ServeSettings: Sendable {
     var treeCacheRows = Self.defaultTreeCacheRows
     /// Whether the player registers itself with BlueZ on the system bus (`--bluetooth`).
     var registersWithBluetooth = false
+    /// The MPD face's sockets and passwords; nil with `--no-mpd`.
+    var mpd: MPDSettings?
 
     var indexPath: String { cacheDirectory + "/index.sqlite" }
 

@@ -19,8 +19,10 @@ import Playback
 /// put between two others takes a key between theirs, and no other row changes. When two
 /// neighbours leave no room, the keys of a window around them are spread anew, the window
 /// widened until there is room (the whole order at worst). `player` has one row: the current
-/// entry, its position, the volume, the rate, repeat and shuffle. `PRAGMA user_version` is the
-/// schema's version.
+/// entry, its position, the volume, the rate, repeat, shuffle, single and consume. `PRAGMA
+/// user_version` is the schema's version. The columns `single_mode` and `consume` came later
+/// within version 1: a file without them is read with both off and gains them at its next
+/// save, keeping its queue (a new version would replace it).
 ///
 /// A save is one transaction, and the log is synced when it commits (WAL, `synchronous =
 /// FULL`), so a crash or a power cut leaves the previous save or the new one.
@@ -121,8 +123,9 @@ final class StateDatabase {
         }
         var player: PlayerSnapshot?
         var unknownMode: String?
+        let laterModes = try hasLaterModeColumns() ? "single_mode, consume" : "'off', 0"
         try database.forEachRow(
-            "SELECT current, position_ms, volume, rate, repeat_mode, shuffle_mode FROM player WHERE id = 1"
+            "SELECT current, position_ms, volume, rate, repeat_mode, shuffle_mode, \(laterModes) FROM player WHERE id = 1"
         ) { row throws(SQLiteError) in
             guard let repeatMode = PlayerSnapshot.Repeat(rawValue: row.text(4) ?? ""),
                 let shuffleMode = PlayerSnapshot.Shuffle(rawValue: row.text(5) ?? "")
@@ -134,7 +137,9 @@ final class StateDatabase {
             player = PlayerSnapshot(
                 addedOrder: [], playOrder: [], currentIdentifier: row.text(0),
                 positionMilliseconds: row.integer(1) ?? 0, volume: row.real(2) ?? 1, rate: row.real(3) ?? 1,
-                repeatMode: repeatMode, shuffleMode: shuffleMode)
+                repeatMode: repeatMode, shuffleMode: shuffleMode,
+                // A single mode of a later version plays as off rather than losing the queue.
+                singleMode: SingleMode(rawValue: row.text(6) ?? "") ?? .off, consumes: (row.integer(7) ?? 0) != 0)
         }
         if let unknownMode {
             throw Unreadable(description: "it names modes this version does not know (\(unknownMode))")
@@ -221,21 +226,37 @@ final class StateDatabase {
             -- order added, play_key in play order.
             CREATE TABLE queue (identifier TEXT PRIMARY KEY NOT NULL, url TEXT, added_key INTEGER NOT NULL,
                 play_key INTEGER NOT NULL) WITHOUT ROWID;
-            -- One row. repeat_mode: off, one, all; shuffle_mode: off, items, collections.
+            -- One row. repeat_mode: off, one, all; shuffle_mode: off, items, collections;
+            -- single_mode: off, on, oneshot; consume: 0 or 1.
             CREATE TABLE player (id INTEGER PRIMARY KEY CHECK (id = 1), current TEXT, position_ms INTEGER NOT NULL,
-                volume REAL, rate REAL, repeat_mode TEXT NOT NULL, shuffle_mode TEXT NOT NULL);
+                volume REAL, rate REAL, repeat_mode TEXT NOT NULL, shuffle_mode TEXT NOT NULL,
+                single_mode TEXT NOT NULL DEFAULT 'off', consume INTEGER NOT NULL DEFAULT 0);
             PRAGMA user_version = \(Self.schemaVersion);
             """)
     }
 
     private func writePlayer(_ snapshot: PlayerSnapshot) throws(SQLiteError) {
+        if try !hasLaterModeColumns() {
+            try database.execute(
+                """
+                ALTER TABLE player ADD COLUMN single_mode TEXT NOT NULL DEFAULT 'off';
+                ALTER TABLE player ADD COLUMN consume INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         try database.run(
             """
-            INSERT OR REPLACE INTO player (id, current, position_ms, volume, rate, repeat_mode, shuffle_mode)
-            VALUES (1, ?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO player (id, current, position_ms, volume, rate, repeat_mode, shuffle_mode,
+                single_mode, consume)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             SQLiteValue(snapshot.currentIdentifier), .integer(snapshot.positionMilliseconds), .real(snapshot.volume),
-            .real(snapshot.rate), .text(snapshot.repeatMode.rawValue), .text(snapshot.shuffleMode.rawValue))
+            .real(snapshot.rate), .text(snapshot.repeatMode.rawValue), .text(snapshot.shuffleMode.rawValue),
+            .text(snapshot.singleMode.rawValue), .integer(snapshot.consumes ? 1 : 0))
+    }
+
+    /// Whether `player` has the columns added within version 1 (single and consume).
+    private func hasLaterModeColumns() throws(SQLiteError) -> Bool {
+        try database.integer("SELECT count(*) FROM pragma_table_info('player') WHERE name = 'consume'") == 1
     }
 
     /// Replaces every row: a new queue, a reshuffle, or a first save. Keys are numbered afresh.
@@ -452,6 +473,7 @@ final class StateDatabase {
     private static func samePlayer(_ a: PlayerSnapshot, _ b: PlayerSnapshot) -> Bool {
         a.currentIdentifier == b.currentIdentifier && a.positionMilliseconds == b.positionMilliseconds
             && a.volume.bitPattern == b.volume.bitPattern && a.rate.bitPattern == b.rate.bitPattern
-            && a.repeatMode == b.repeatMode && a.shuffleMode == b.shuffleMode
+            && a.repeatMode == b.repeatMode && a.shuffleMode == b.shuffleMode && a.singleMode == b.singleMode
+            && a.consumes == b.consumes
     }
 }

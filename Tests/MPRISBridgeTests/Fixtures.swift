@@ -115,6 +115,8 @@ struct DaemonFixture: Sendable {
 
     var cacheDirectory: String { library.folder.path + "/cache" }
     var stateDirectory: String { library.folder.path + "/state" }
+    /// The MPD socket the daemon listens on (unless the test's arguments chose otherwise).
+    var mpdSocket: String { library.folder.path + "/mpd.socket" }
 
     /// Runs `mpris-bridge scan` on `library` and returns its output.
     static func scan(_ library: GeneratedLibrary) async throws -> ProcessOutput {
@@ -134,13 +136,17 @@ struct DaemonFixture: Sendable {
     ) async throws -> DaemonFixture {
         let folder = library.folder.path
         let sink = arguments.contains("--audio-sink") ? [] : ["--audio-sink", "fakesink sync=true"]
+        // Daemons of tests running side by side each serve MPD on a port and socket of their own.
+        let mpd =
+            arguments.contains { $0.hasPrefix("--mpd") || $0 == "--no-mpd" }
+            ? [] : ["--mpd-port", "0", "--mpd-socket", folder + "/mpd.socket"]
         // The log goes to stdout so the test can wait for its lines.
         let process = try ChildProcess.spawn(
             "/bin/sh",
             [
                 "-c", "exec \"$0\" \"$@\" 2>&1"] + launcher + [daemonExecutable, "--library", library.path, "--cache-dir",
                 folder + "/cache", "--state-dir", folder + "/state",
-            ] + sink + arguments,
+            ] + sink + mpd + arguments,
             environment: bus.environment.merging(environment) { _, added in added })
         let fixture = DaemonFixture(bus: bus, library: library, process: process)
         _ = try await process.waitForLine(timeout: .seconds(20)) { $0.contains("ready:") }
@@ -208,6 +214,24 @@ struct DaemonFixture: Sendable {
         let output = try await bus.run("playerctl", ["--player=\(Self.playerName)"] + arguments)
         guard output.succeeded else { throw ChildProcessError.nonZeroExit(output) }
         return output.stdout.trimmingSuffix()
+    }
+
+    /// Runs `mpc` against the daemon's MPD socket and returns its output; a warning on stderr
+    /// (a command mpc expected and did not get) fails the test.
+    func mpc(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let output = try await ChildProcess.run("mpc", arguments, environment: ["MPD_HOST": mpdSocket, "PATH": "/usr/bin:/bin"])
+        guard output.succeeded else { throw ChildProcessError.nonZeroExit(output) }
+        #expect(output.stderr.isEmpty, "mpc \(arguments) warned: \(output.stderr)", sourceLocation: sourceLocation)
+        return output.stdout.trimmingSuffix()
+    }
+
+    /// Runs Python/mpd_client.py (python-mpd2) against the daemon's MPD socket with `arguments`;
+    /// its stdout, one JSON document per line.
+    func mpdClient(_ arguments: String...) async throws -> [String] {
+        let output = try await ChildProcess.run(
+            PrivateBus.systemPython, [pythonScript("mpd_client.py"), mpdSocket] + arguments, timeout: .seconds(60))
+        guard output.succeeded else { throw ChildProcessError.nonZeroExit(output) }
+        return output.stdout.split(separator: "\n").map(String.init)
     }
 
     /// Runs Python/bridge_client.py with `operations`; one output line per operation.

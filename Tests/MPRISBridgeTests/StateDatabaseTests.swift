@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MusicLibrary
 import Playback
 import ProcessTestSupport
 import Testing
@@ -220,6 +221,38 @@ import Testing
         mine.currentIdentifier = mine.addedOrder[3].identifier
         try first.write(mine)
         #expect(try Self.readBack(path) == mine)
+    }
+
+    /// Single and consume read back as saved; a file of version 1 written before their columns
+    /// existed reads them as off, keeps its queue, and gains the columns at its next save.
+    @Test func singleAndConsumeAreKeptAndAnOlderFileGainsThem() throws {
+        let folder = try TemporaryDirectory(prefix: "state")
+        defer { folder.remove() }
+        let path = folder.path + "/state.sqlite"
+        let older = try SQLiteDatabase(path: path)
+        try older.execute(
+            """
+            CREATE TABLE queue (identifier TEXT PRIMARY KEY NOT NULL, url TEXT, added_key INTEGER NOT NULL,
+                play_key INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE player (id INTEGER PRIMARY KEY CHECK (id = 1), current TEXT, position_ms INTEGER NOT NULL,
+                volume REAL, rate REAL, repeat_mode TEXT NOT NULL, shuffle_mode TEXT NOT NULL);
+            INSERT INTO queue VALUES ('a', NULL, 0, 1), ('b', NULL, 1, 0);
+            INSERT INTO player VALUES (1, 'b', 1500, 0.5, 1, 'all', 'items');
+            PRAGMA user_version = 1;
+            """)
+        let database = try StateDatabase(path: path)
+        var snapshot = try #require(try database.read())
+        #expect(snapshot.addedOrder.map(\.identifier) == ["a", "b"])
+        #expect(snapshot.playOrder == [1, 0])
+        #expect(snapshot.singleMode == .off && !snapshot.consumes && snapshot.repeatMode == .all)
+
+        snapshot.singleMode = .oneshot
+        snapshot.consumes = true
+        try database.write(snapshot)
+        #expect(try Self.readBack(path) == snapshot)
+        snapshot.singleMode = .on
+        try database.write(snapshot)
+        #expect(try Self.readBack(path)?.singleMode == .on)
     }
 
     /// The files of earlier versions move into the database at the first load: the resume point

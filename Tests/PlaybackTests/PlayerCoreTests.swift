@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// Three-minute tracks; those named `book…` are long items that remember where they were left.
-private func tracks(_ names: String...) -> [QueueItem] {
+func tracks(_ names: String...) -> [QueueItem] {
     names.map {
         QueueItem(
             identifier: $0, url: URL(fileURLWithPath: "/music/\($0).ogg"),
@@ -19,7 +19,7 @@ private func tracks(_ names: String...) -> [QueueItem] {
 
 /// The player's core, driven directly: no engine, no clock (each input at an instant the test
 /// picks), no actor. What the shell would do is read off the effects.
-private struct Driver {
+struct Driver {
     var core: PlayerCore
     let start = ContinuousClock.now
     /// Seconds since `start` of the next input.

@@ -34,6 +34,12 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     private let outputChoice = OutputChoice()
     /// Whether ``selectOutput(_:)`` can point the sink at a device.
     let canSelectOutput: Bool
+    /// A pulsesink kept open (READY, no stream) while this playbin lives, when the output is the
+    /// sound server's. pulsesink shares one PulseAudio main loop among its instances and frees it
+    /// when the last one closes, yet handles a tag event from a streaming thread by locking that
+    /// loop before it looks at its own stream: a tag arriving while the only sink closes (a seek
+    /// that reloads, a stop) then aborts the process. This sink keeps the loop alive.
+    private let mainLoopKeeper: UnsafeMutablePointer<GstElement>?
 
     private struct Started {
         var loop: BusLoop
@@ -86,6 +92,7 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         // The outputs a device monitor finds are sound-server sinks: an autodetecting sink or a
         // pulsesink can be pointed at one; another description fixes the output.
         canSelectOutput = Self.canSelectOutput(sink)
+        mainLoopKeeper = canSelectOutput ? Self.openPulseSink() : nil
         self.sink = sink
         _ = gst_object_ref(gpointer(sink))
         // Every flushing seek's FLUSH_STOP passes the output's input pad synchronously, before
@@ -134,6 +141,10 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
 
     deinit {
         shutdown()
+        if let mainLoopKeeper {
+            _ = gst_element_set_state(mainLoopKeeper, GST_STATE_NULL)
+            gst_object_unref(gpointer(mainLoopKeeper))
+        }
         gst_object_unref(gpointer(sink))
         gst_object_unref(gpointer(output))
         gst_object_unref(gpointer(volumeElement))
@@ -249,6 +260,19 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     private static func canSelectOutput(_ sink: UnsafeMutablePointer<GstElement>) -> Bool {
         let routable: [String] = ["autoaudiosink", "pulsesink"]
         return routable.contains { factory in cgst_bin_has_factory(binPointer(sink), factory) != 0 }
+    }
+
+    /// A pulsesink in READY (connected to the sound server, no stream), or nil when there is no
+    /// pulsesink or no server to connect to.
+    private static func openPulseSink() -> UnsafeMutablePointer<GstElement>? {
+        guard let keeper = gst_element_factory_make("pulsesink", nil) else { return nil }
+        _ = gst_object_ref_sink(gpointer(keeper))
+        guard gst_element_set_state(keeper, GST_STATE_READY) != GST_STATE_CHANGE_FAILURE else {
+            _ = gst_element_set_state(keeper, GST_STATE_NULL)
+            gst_object_unref(gpointer(keeper))
+            return nil
+        }
+        return keeper
     }
 
     /// ``canSelectOutput`` of a Playbin made with `description`, without making one.

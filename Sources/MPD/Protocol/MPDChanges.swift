@@ -47,8 +47,17 @@ public final class MPDChanges: Sendable {
         return Subscription(changes: self, id: id)
     }
 
+    /// Tells idle clients that the library's content changed (a rescan that changed anything,
+    /// whoever asked for it): its songs, and so its playlists.
+    public func libraryChanged() {
+        post([.database, .storedPlaylist])
+    }
+
     /// The number of clients subscribed.
     public var subscriberCount: Int { subscribers.withLock { $0.all.count } }
+
+    /// The number of clients waiting in `idle` now.
+    public var waitingCount: Int { subscribers.withLock { $0.all.values.count { $0.waiting != nil } } }
 
     /// One client's changes.
     public final class Subscription: Sendable {
@@ -67,24 +76,31 @@ public final class MPDChanges: Sendable {
 
         /// Waits until a subsystem of `mask` changed (at once if one did since the last call),
         /// and returns those of `mask` that did, which are then no longer pending; the others
-        /// stay pending. Returns an empty set when ``stopWaiting()`` is called meanwhile
-        /// (`noidle`).
+        /// stay pending. Returns an empty set when ``stopWaiting()`` is called meanwhile, or when
+        /// the task is cancelled (`noidle`, a connection that ends) and nothing of `mask` is pending.
         public func next(in mask: MPDSubsystems) async -> MPDSubsystems {
-            await withCheckedContinuation { continuation in
-                let ready: MPDSubsystems? = changes.subscribers.withLock { state in
-                    guard var subscriber = state.all[id] else { return [] }
-                    let events = subscriber.pending.intersection(mask)
-                    if !events.isEmpty {
-                        subscriber.pending.subtract(events)
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let ready: MPDSubsystems? = changes.subscribers.withLock { state in
+                        guard var subscriber = state.all[id] else { return [] }
+                        let events = subscriber.pending.intersection(mask)
+                        if !events.isEmpty {
+                            subscriber.pending.subtract(events)
+                            state.all[id] = subscriber
+                            return events
+                        }
+                        // Checked under the lock: a cancellation whose handler ran before the
+                        // continuation is stored is seen here, so no wait is left unwoken.
+                        if Task.isCancelled { return [] }
+                        subscriber.mask = mask
+                        subscriber.waiting = continuation
                         state.all[id] = subscriber
-                        return events
+                        return nil
                     }
-                    subscriber.mask = mask
-                    subscriber.waiting = continuation
-                    state.all[id] = subscriber
-                    return nil
+                    if let ready { continuation.resume(returning: ready) }
                 }
-                if let ready { continuation.resume(returning: ready) }
+            } onCancel: {
+                stopWaiting()
             }
         }
 

@@ -1,8 +1,10 @@
 /// A tag a song can carry, by the name MPD's protocol gives it (`tagtypes`, `list`, filters).
 ///
-/// These are the tags the library's index holds; a filter or `list` naming another of MPD's
-/// tags (`Performer`, `Label`…) is refused with "Unknown tag type", so a client sees at once
-/// what is not indexed rather than an empty answer.
+/// Every tag mpd 0.23 knows, so that a client enabling one (`tagtypes enable Performer`, as mpc
+/// does) or filtering on one is answered as mpd answers it. The library's index holds the
+/// artists, album artists, album, title, track and disc numbers, genres, date and composers
+/// (``isIndexed``); a song has no value of the others, as a file not tagged with them has none
+/// in mpd.
 public enum MPDTag: String, Sendable, CaseIterable, Hashable {
     case artist = "Artist"
     case artistSort = "ArtistSort"
@@ -17,7 +19,27 @@ public enum MPDTag: String, Sendable, CaseIterable, Hashable {
     case date = "Date"
     case originalDate = "OriginalDate"
     case composer = "Composer"
+    case performer = "Performer"
+    case conductor = "Conductor"
+    case work = "Work"
+    case grouping = "Grouping"
+    case comment = "Comment"
     case disc = "Disc"
+    case label = "Label"
+    case musicBrainzArtistID = "MUSICBRAINZ_ARTISTID"
+    case musicBrainzAlbumID = "MUSICBRAINZ_ALBUMID"
+    case musicBrainzAlbumArtistID = "MUSICBRAINZ_ALBUMARTISTID"
+    case musicBrainzTrackID = "MUSICBRAINZ_TRACKID"
+    case musicBrainzReleaseTrackID = "MUSICBRAINZ_RELEASETRACKID"
+    case musicBrainzWorkID = "MUSICBRAINZ_WORKID"
+
+    /// Whether the library's index holds this tag (the others have no value in any song).
+    public var isIndexed: Bool {
+        switch self {
+        case .artist, .albumArtist, .album, .title, .track, .disc, .genre, .date, .composer, .name: true
+        default: false
+        }
+    }
 
     /// The tag a name names, case-insensitively (mpd reads `artist` and `ARTIST` alike).
     public init?(name: String) {

@@ -1,0 +1,353 @@
+import Logging
+import NIOCore
+import Synchronization
+
+/// One client's conversation: reads its lines in order, answers the connection's own commands
+/// (`password`, `idle`, command lists…) and passes the others to the handler, one at a time,
+/// writing each answer before the next command starts.
+///
+/// It lives on the connection's task and is never shared; only an `idle` wait runs beside it,
+/// on a task of its own that writes the changes when they come while the session keeps reading
+/// (for `noidle`).
+final class MPDSession {
+    /// How a request ended.
+    private enum Outcome {
+        /// Its answer, to which `OK` or `list_OK` is added.
+        case answered(MPDResponse)
+        case failed(MPDError)
+        /// `close`: the connection ends without an answer.
+        case close
+        /// `idle`: the answer comes when a subsystem of the mask changes.
+        case idle(MPDSubsystems)
+    }
+
+    /// A command list being received: its requests are run at `command_list_end`.
+    private struct CommandList {
+        /// `command_list_ok_begin`: a `list_OK` follows each answer.
+        var answersEach: Bool
+        var requests: [Result<MPDRequest, MPDError>] = []
+        var bytes = 0
+    }
+
+    /// An `idle` in progress: its task answers the change it waits for, or, when cancelled
+    /// (`noidle`, the connection ending), returns what it would have answered, for the session
+    /// to write: a write of a cancelled task would fail.
+    private struct IdleWait {
+        let state: IdleState
+        let task: Task<MPDSubsystems?, Never>
+    }
+
+    /// Whether an idle task still waits: while it does, the only line the client may send is `noidle`.
+    private final class IdleState: Sendable {
+        let waiting = Atomic(true)
+    }
+
+    private let handler: any MPDCommandHandler
+    private let table: MPDCommandTable
+    private let configuration: MPDServerConfiguration
+    private let logger: Logger
+    private let activity: ConnectionActivity
+    private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    private let allocator: ByteBufferAllocator
+    private let subscription: MPDChanges.Subscription
+
+    private var permissions: MPDPermissions
+    private var client: MPDClient
+    private var commandList: CommandList?
+    private var idle: IdleWait?
+
+    init(
+        handler: any MPDCommandHandler, table: MPDCommandTable, configuration: MPDServerConfiguration, logger: Logger,
+        activity: ConnectionActivity, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, allocator: ByteBufferAllocator,
+        isLocal: Bool
+    ) {
+        self.handler = handler
+        self.table = table
+        self.configuration = configuration
+        self.logger = logger
+        self.activity = activity
+        self.outbound = outbound
+        self.allocator = allocator
+        // Before the greeting: a change the client could know of after it is kept for its `idle`.
+        subscription = handler.changes.subscribe()
+        permissions = configuration.initialPermissions
+        client = MPDClient(responseLimit: configuration.limits.maximumResponseBytes, isLocal: isLocal)
+    }
+
+    /// Greets the client and answers its lines until it closes, breaks a rule that closes the
+    /// connection, or the task is cancelled.
+    func serve(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>) async throws {
+        defer { endIdleForTeardown() }
+        try await write("OK MPD \(configuration.protocolVersion)\n")
+        for try await line in inbound {
+            guard try await receive(line) else { break }
+        }
+    }
+
+    // MARK: Lines
+
+    /// Answers one line; false when the connection must end.
+    private func receive(_ buffer: ByteBuffer) async throws -> Bool {
+        var line = buffer.readableBytesView
+        if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+
+        // Outside idle `noidle` is ignored, and is no part of a command list: the client already
+        // had (or will have) the idle's answer, which it may not have read when it sent this.
+        if line.elementsEqual("noidle".utf8) {
+            if let idle {
+                self.idle = nil
+                idle.task.cancel()
+                if let events = await idle.task.value { try await write(idleAnswer(events)) }
+            }
+            return true
+        }
+        if let idle {
+            guard !idle.state.waiting.load(ordering: .sequentiallyConsistent) else {
+                logger.warning("MPD client closed: it sent a command other than noidle during idle")
+                return false
+            }
+            // It has answered, or is about to (which the client could not have read yet).
+            self.idle = nil
+            if let events = await idle.task.value { try await write(idleAnswer(events)) }
+        }
+
+        if commandList != nil {
+            if line.elementsEqual("command_list_end".utf8) {
+                let list = commandList!
+                commandList = nil
+                return try await run(list)
+            }
+            // Changed in place: a copy would copy the list's requests at every line.
+            let limits = configuration.limits
+            commandList!.bytes += buffer.readableBytes + 1
+            guard commandList!.requests.count < limits.maximumCommandListLength,
+                commandList!.bytes <= limits.maximumCommandListBytes
+            else {
+                logger.warning(
+                    "MPD client closed: a command list longer than \(limits.maximumCommandListLength) commands or \(limits.maximumCommandListBytes) bytes"
+                )
+                return false
+            }
+            commandList!.requests.append(parse(line))
+            return true
+        }
+        if line.elementsEqual("command_list_begin".utf8) || line.elementsEqual("command_list_ok_begin".utf8) {
+            commandList = CommandList(answersEach: line.count == "command_list_ok_begin".utf8.count)
+            return true
+        }
+
+        switch await execute(parse(line), index: 0, inList: false) {
+        case .answered(let response):
+            try await write(response, then: "OK\n")
+        case .failed(let error):
+            try await write(error.line)
+        case .close:
+            return false
+        case .idle(let mask):
+            startIdle(mask)
+        }
+        return true
+    }
+
+    /// Runs a command list: each answer in order (with `list_OK` after each when asked), then
+    /// `OK`; the first error stops the list, and is its last answer.
+    private func run(_ list: CommandList) async throws -> Bool {
+        var output = allocator.buffer(capacity: 256)
+        // Answers are gathered and written in pieces of this size, not one write per command.
+        let writeThreshold = 64 * 1024
+        for (index, request) in list.requests.enumerated() {
+            switch await execute(request, index: index, inList: true) {
+            case .answered(let response):
+                output.writeBytes(response.bytes)
+                if list.answersEach { output.writeStaticString("list_OK\n") }
+            case .failed(let error):
+                output.writeString(error.line)
+                try await outbound.write(output)
+                return true
+            case .close:
+                if output.readableBytes > 0 { try await outbound.write(output) }
+                return false
+            case .idle:
+                preconditionFailure("idle is refused in a command list")
+            }
+            if output.readableBytes >= writeThreshold {
+                try await outbound.write(output)
+                output = allocator.buffer(capacity: 256)
+            }
+        }
+        output.writeStaticString("OK\n")
+        try await outbound.write(output)
+        return true
+    }
+
+    /// The request on a line, or the error that answers it (naming the command when its name
+    /// could be read).
+    private func parse(_ line: ByteBufferView) -> Result<MPDRequest, MPDError> {
+        do throws(MPDError) {
+            return .success(try MPDRequest.parse(line, maximumArguments: configuration.limits.maximumArguments))
+        } catch {
+            var error = error
+            if error.code != .unknown {
+                let name = line.prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+                error.command = String(decoding: name, as: UTF8.self)
+            }
+            return .failure(error)
+        }
+    }
+
+    // MARK: Commands
+
+    private func execute(_ parsed: Result<MPDRequest, MPDError>, index: Int, inList: Bool) async -> Outcome {
+        let request: MPDRequest
+        switch parsed {
+        case .success(let parsed): request = parsed
+        case .failure(var error):
+            error.listIndex = index
+            return .failed(error)
+        }
+        let name = request.name
+        guard let needed = table.permission(of: name) else {
+            return .failed(MPDError(.unknown, "unknown command \"\(name)\"", listIndex: index))
+        }
+        guard permissions.isSuperset(of: needed) else {
+            return .failed(MPDError(.permission, "you don't have permission for \"\(name)\"", command: name, listIndex: index))
+        }
+        do throws(MPDError) {
+            return try await answer(request, inList: inList)
+        } catch {
+            var error = error
+            error.command = name
+            error.listIndex = index
+            return .failed(error)
+        }
+    }
+
+    private func answer(_ request: MPDRequest, inList: Bool) async throws(MPDError) -> Outcome {
+        let arguments = request.arguments
+        func expectArguments(_ range: ClosedRange<Int>) throws(MPDError) {
+            guard range.contains(arguments.count) else {
+                throw .argument("wrong number of arguments for \"\(request.name)\"")
+            }
+        }
+        var response = client.response()
+        switch request.name {
+        case "close":
+            return .close
+        case "ping":
+            try expectArguments(0...0)
+        case "password":
+            try expectArguments(1...1)
+            guard let granted = configuration.passwords[arguments[0]] else {
+                throw MPDError(.password, "incorrect password")
+            }
+            permissions = granted
+        case "commands", "notcommands":
+            try expectArguments(0...0)
+            let allowed = request.name == "commands"
+            for (name, permission) in table.sorted where permissions.isSuperset(of: permission) == allowed {
+                try response.add("command", name)
+            }
+        case "tagtypes":
+            try tagTypes(arguments, into: &response)
+        case "binarylimit":
+            try expectArguments(1...1)
+            guard let bytes = Int(arguments[0]), bytes >= 0, arguments[0].utf8.allSatisfy({ (48...57).contains($0) })
+            else {
+                throw .argument("Integer expected: \(arguments[0])")
+            }
+            guard bytes >= 64 else { throw .argument("Value too small") }
+            guard bytes <= configuration.limits.maximumBinaryChunk else {
+                throw .argument("Value too large (at most \(configuration.limits.maximumBinaryChunk))")
+            }
+            client.binaryLimit = bytes
+        case "idle":
+            // mpd enters idle from a list and drops the list's `OK`, which leaves a client
+            // waiting for it: refused here instead.
+            guard !inList else { throw MPDError(.argument, "idle is not allowed in a command list") }
+            var mask: MPDSubsystems = []
+            for name in arguments {
+                guard let subsystem = MPDSubsystems(name: name) else { throw .argument("Unrecognized idle event: \(name)") }
+                mask.insert(subsystem)
+            }
+            return .idle(mask.isEmpty ? .all : mask)
+        default:
+            activity.setWaiting(true)
+            defer { activity.setWaiting(false) }
+            response = try await handler.handle(request, client: client)
+        }
+        return .answered(response)
+    }
+
+    /// `tagtypes` and its sub-commands: which tags this client's answers carry.
+    private func tagTypes(_ arguments: [String], into response: inout MPDResponse) throws(MPDError) {
+        guard let subcommand = arguments.first else {
+            for tag in MPDTag.allCases where client.tags.contains(tag) { try response.add("tagtype", tag.rawValue) }
+            return
+        }
+        let tagNames = arguments.dropFirst()
+        switch subcommand {
+        case "clear", "all":
+            guard tagNames.isEmpty else { throw .argument("wrong number of arguments for \"tagtypes \(subcommand)\"") }
+            client.tags = subcommand == "all" ? .all : MPDTagSet([])
+        case "enable", "disable":
+            guard !tagNames.isEmpty else { throw .argument("Not enough arguments") }
+            var tags: [MPDTag] = []
+            for name in tagNames {
+                guard let tag = MPDTag(name: name) else { throw .argument("Unknown tag type: \(name)") }
+                tags.append(tag)
+            }
+            for tag in tags {
+                if subcommand == "enable" { client.tags.insert(tag) } else { client.tags.remove(tag) }
+            }
+        default:
+            throw .argument("Unknown sub command")
+        }
+    }
+
+    // MARK: Idle
+
+    /// Waits for a change of `mask` on a task of its own, which answers it; the session keeps
+    /// reading, for `noidle`.
+    private func startIdle(_ mask: MPDSubsystems) {
+        let state = IdleState()
+        let (subscription, activity, outbound) = (subscription, activity, outbound)
+        activity.setWaiting(true)
+        let task = Task { () -> MPDSubsystems? in
+            let events = await subscription.next(in: mask)
+            state.waiting.store(false, ordering: .sequentiallyConsistent)
+            activity.setWaiting(false)
+            guard !Task.isCancelled else { return events }
+            // A write that fails was cancelled as it began: the session answers, or the
+            // connection is gone anyway.
+            let written = (try? await outbound.write(ByteBuffer(string: idleAnswer(events)))) != nil
+            return written ? nil : events
+        }
+        idle = IdleWait(state: state, task: task)
+    }
+
+    /// Ends an idle wait without an answer: the connection ends.
+    private func endIdleForTeardown() {
+        idle?.task.cancel()
+        idle = nil
+    }
+
+    // MARK: Writing
+
+    private func write(_ text: String) async throws {
+        try await outbound.write(ByteBuffer(string: text))
+    }
+
+    private func write(_ response: MPDResponse, then end: StaticString) async throws {
+        var buffer = allocator.buffer(capacity: response.bytes.count + end.utf8CodeUnitCount)
+        buffer.writeBytes(response.bytes)
+        buffer.writeStaticString(end)
+        try await outbound.write(buffer)
+    }
+}
+
+/// The answer to `idle`: a line per subsystem that changed, then `OK`.
+private func idleAnswer(_ events: MPDSubsystems) -> String {
+    var text = ""
+    for name in events.names { text += "changed: \(name)\n" }
+    return text + "OK\n"
+}
