@@ -325,7 +325,7 @@ private func waitForValue<Value>(
 }
 
 /// The Snapcast scenario, the same for the daemon and for mpd: play shows the track on the
-/// stream; the stream's next, previous, pause and play act on the player.
+/// stream; the stream's next, previous, setPosition, seek, pause and play act on the player.
 private func checkSnapcastControls(_ snapserver: SnapserverSession, player: PlayerChecks) async throws {
     // The control script has read the player's state over MPD.
     try await snapserver.waitForStream(playback: "stopped")
@@ -351,6 +351,10 @@ private func checkSnapcastControls(_ snapserver: SnapserverSession, player: Play
     try await snapserver.send("setPosition", ["position": 8])
     let position = try await waitForValue(player.position) { (8..<10).contains($0) }
     #expect((8..<10).contains(position), "setPosition 8 left the track at \(position) s")
+    // A relative seek: meta_mpd.py sends `seekcur -4.0`.
+    try await snapserver.send("seek", ["offset": -4])
+    let back = try await waitForValue(player.position) { (4..<6.5).contains($0) }
+    #expect((4..<6.5).contains(back), "seek -4 from \(position) s left the track at \(back) s")
 
     try await snapserver.send("pause")
     try await snapserver.waitForStream(playback: "paused")
@@ -398,6 +402,25 @@ struct SnapcastTests {
                                 Double(time.last ?? "").map { minutes * 60 + $0 }
                             } ?? -1
                         }))
+            }
+        }
+    }
+
+    @Test func snapcastShowsTheDaemonsTrackAndControlsIt() async throws {
+        let pipes = try TemporaryDirectory(prefix: "snapcast-fifo")
+        defer { pipes.remove() }
+        let fifo = pipes.path + "/snapfifo"
+        // Made before the daemon starts: a filesink whose path does not exist makes a plain file.
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try await DaemonFixture.with(arguments: ["--audio-sink", snapcastAudioSink(fifo: fifo)]) { daemon in
+            try await withSnapserver(fifo: fifo, mpdHost: daemon.mpdSocket) { snapserver in
+                try await checkSnapcastControls(
+                    snapserver,
+                    player: PlayerChecks(
+                        play: { _ = try await daemon.playerctl("play") }, pause: { _ = try await daemon.playerctl("pause") },
+                        title: { try await daemon.playerctl("metadata", "title") },
+                        status: { try await daemon.playerctl("status") },
+                        position: { Double(try await daemon.playerctl("position")) ?? -1 }))
             }
         }
     }
