@@ -24,6 +24,9 @@ struct MPDRegex: Sendable {
     static let maximumValueScalars = 4_096
 
     private let program: [Instruction]
+    /// The bracket expressions and class escapes, which `.set` instructions name by index (so
+    /// that reading an instruction copies no array).
+    private let sets: [ScalarSet]
     private let foldsCase: Bool
 
     /// Compiles `pattern`, case-insensitively when `foldsCase`.
@@ -42,6 +45,7 @@ struct MPDRegex: Sendable {
         try compiler.emit(tree)
         compiler.program.append(.match)
         program = compiler.program
+        sets = compiler.sets
         self.foldsCase = foldsCase
     }
 
@@ -52,18 +56,24 @@ struct MPDRegex: Sendable {
         for scalar in value.unicodeScalars.prefix(Self.maximumValueScalars) {
             input.append(foldsCase ? Self.lowercase(scalar) : scalar)
         }
-        var machine = Machine(program: program, input: input, foldsCase: foldsCase)
+        var machine = Machine(program: program, sets: sets, input: input, foldsCase: foldsCase)
         return machine.run()
     }
 
     /// The scalar's lower-case form when it is one scalar, else the scalar itself.
     static func lowercase(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
+        if scalar.isASCII {
+            return ("A"..."Z").contains(scalar) ? Unicode.Scalar(UInt8(scalar.value) + 0x20) : scalar
+        }
         guard scalar.properties.changesWhenLowercased else { return scalar }
         let mapping = scalar.properties.lowercaseMapping.unicodeScalars
         return mapping.count == 1 ? mapping.first! : scalar
     }
 
     static func uppercase(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
+        if scalar.isASCII {
+            return ("a"..."z").contains(scalar) ? Unicode.Scalar(UInt8(scalar.value) - 0x20) : scalar
+        }
         guard scalar.properties.changesWhenUppercased else { return scalar }
         let mapping = scalar.properties.uppercaseMapping.unicodeScalars
         return mapping.count == 1 ? mapping.first! : scalar
@@ -280,7 +290,8 @@ struct MPDRegex: Sendable {
 
     fileprivate enum Instruction {
         case scalar(Unicode.Scalar)
-        case set(ScalarSet)
+        /// The set at this index of the program's sets.
+        case set(Int)
         case anyButNewline
         /// Continue at both targets.
         case split(Int, Int)
@@ -292,6 +303,7 @@ struct MPDRegex: Sendable {
 
     private struct Compiler {
         var program: [Instruction] = []
+        var sets: [ScalarSet] = []
 
         mutating func emit(_ node: Node) throws(MPDError) {
             guard program.count < MPDRegex.maximumProgramLength else {
@@ -300,7 +312,9 @@ struct MPDRegex: Sendable {
             switch node {
             case .empty: break
             case .scalar(let scalar): program.append(.scalar(scalar))
-            case .set(let set): program.append(.set(set))
+            case .set(let set):
+                program.append(.set(sets.count))
+                sets.append(set)
             case .anyButNewline: program.append(.anyButNewline)
             case .start: program.append(.assertStart)
             case .end: program.append(.assertEnd)
@@ -357,14 +371,16 @@ struct MPDRegex: Sendable {
     /// input position, so the work is bounded by positions × instructions.
     private struct Machine {
         let program: [Instruction]
+        let sets: [ScalarSet]
         let input: [Unicode.Scalar]
         let foldsCase: Bool
         /// The position at which each instruction was last added, to add it once per position.
         var addedAt: [Int]
         var pending: [Int] = []
 
-        init(program: [Instruction], input: [Unicode.Scalar], foldsCase: Bool) {
+        init(program: [Instruction], sets: [ScalarSet], input: [Unicode.Scalar], foldsCase: Bool) {
             self.program = program
+            self.sets = sets
             self.input = input
             self.foldsCase = foldsCase
             addedAt = Array(repeating: -1, count: program.count)
@@ -391,10 +407,10 @@ struct MPDRegex: Sendable {
             switch instruction {
             case .scalar(let expected): return scalar == expected
             case .anyButNewline: return scalar != "\n"
-            case .set(let set):
+            case .set(let index):
                 // The input is lower-cased when folding; a set written in capitals (`[A-Z]`)
                 // still matches through the upper-case form.
-                return set.contains(scalar) || (foldsCase && set.contains(MPDRegex.uppercase(scalar)))
+                return sets[index].contains(scalar) || (foldsCase && sets[index].contains(MPDRegex.uppercase(scalar)))
             default: return false
             }
         }
