@@ -229,7 +229,9 @@ import Testing
             "(", ")", "(", ")", "!", " ", "'", "\"", "\\", "Artist", "any", "file", "base", "modified-since",
             "==", "!=", "=~", "!~", "contains ", "starts_with ", " AND ", "'x'", "'Alpha'", "''", "'1600000000'",
         ]
-        let regexPieces = ["a", "(", ")", "|", "*", "+", "?", "{2}", "{1,", "}", "[", "]", "^", "$", ".", "\\", "-", "(?:"]
+        let regexPieces = [
+            "a", "(", ")", "|", "*", "+", "?", "{2}", "{1,", "}", "[", "]", "^", "$", ".", "\\", "-", "(?:", "\\b",
+        ]
         var generator = SplitMix64(seed: 42)
         var read = 0
         for round in 0..<20_000 {
