@@ -5,8 +5,9 @@
 /// - Expressions, one argument each: `(TAG == 'VALUE')`, `(TAG != 'VALUE')`,
 ///   `(TAG contains 'VALUE')`, `(TAG starts_with 'VALUE')` (mpd 0.24's, accepted because it costs
 ///   nothing), `(TAG =~ 'REGEX')`, `(TAG !~ 'REGEX')`, where TAG is a tag name, `any` (any tag's
-///   value, not the URI) or `file` (the URI); `(base 'FOLDER')` (the songs at or below a folder;
-///   `''` is the root); `(modified-since 'WHEN')` (a UNIX time in seconds, or ISO 8601:
+///   value, not the URI) or `file` (the URI); `(base 'FOLDER')` (the songs below a folder; `''`
+///   is the root, a trailing slash is ignored, a leading one or a `.` or `..` part is refused as
+///   "Bad URI"); `(modified-since 'WHEN')` (a UNIX time in seconds, or ISO 8601:
 ///   `2024-05-01`, `2024-05-01T12:00:00Z`, `…+02:00`; no zone is UTC); `(!EXPRESSION)`;
 ///   `(EXPRESSION AND EXPRESSION …)`. Values are in `'…'` or `"…"`, in which a backslash takes the
 ///   next character as it is. Spaces may surround every part but must follow `contains` and
@@ -32,7 +33,7 @@
 /// unknown tags (mpd's `Performer`, `Label`… too, since the index does not keep them),
 /// `added-since` and `prio` (mpd 0.24's), `AudioFormat` (the index does not keep formats), more
 /// than ``maximumDepth`` nested parentheses or ``maximumTerms`` terms, and regular expressions
-/// beyond what ``MPDRegex`` runs in bounded time.
+/// beyond what `MPDRegex` runs in bounded time (back-references, look-around; at most 256 bytes).
 public struct MPDFilter: Sendable {
     /// The most nested parentheses in one expression.
     public static let maximumDepth = 16
