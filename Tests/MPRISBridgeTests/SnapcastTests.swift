@@ -90,11 +90,6 @@ struct SnapserverSession: Sendable {
         return output.stdout.split(separator: "\n")
     }
 
-    /// The stream now.
-    func stream() async throws -> SnapcastStream {
-        try SnapcastStream(json: String(try await control(["status", Self.stream]).first ?? ""))
-    }
-
     /// Waits, on snapserver's notifications, until the stream's status, playback status and title
     /// are those given (each only if not nil); returns the stream and how long the wait took.
     @discardableResult
