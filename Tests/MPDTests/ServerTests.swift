@@ -231,6 +231,7 @@ import Testing
             try await server.waitUntil(timeout: .seconds(30)) { server.handler.changes.waitingCount == count }
             let posted = ContinuousClock.now
             server.handler.changes.post(.player)
+            let postReturned = ContinuousClock.now - posted
             let latencies = await withTaskExecutorPreference(LineClient.executor) {
                 var latencies = [Duration?](repeating: nil, count: count)
                 var left = count
@@ -251,7 +252,7 @@ import Testing
             }
             #expect(latencies.count == count)
             print(
-                "MPD idle wake, \(count) clients: first \(latencies.first!), median \(latencies[latencies.count / 2]), last \(latencies.last!)")
+                "MPD idle wake, \(count) clients: post returned after \(postReturned), first \(latencies.first!), median \(latencies[latencies.count / 2]), last \(latencies.last!)")
             #expect(latencies.last! < .milliseconds(500))
             let late = try await server.connect()
             #expect(try await late.ask("ping") == ["OK"])
