@@ -356,6 +356,10 @@ import Testing
                 #"[{"state": "stop", "calls": "1"}, null, null]"#, #""[50@1] {fail} No such song""#, "null",
             ])
             #expect(try await Self.python("idle", server, host: server.socketPath) == [#"["player"]"#, #""stop""#])
+            async let woken = Self.python("idle-wake", server)
+            try await server.waitUntil { server.handler.changes.waitingCount == 1 }
+            server.handler.changes.post([.player, .mixer])
+            #expect(try await woken == [#"["player"]"#])
         }
         try await F.with({ $0.passwords = ["reader": .read, "controller": [.read, .add, .control]] }) { server async throws in
             #expect(try await Self.python("password", server) == [
