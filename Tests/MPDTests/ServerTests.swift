@@ -19,7 +19,8 @@ import Testing
         try await F.with { server in
             let tcp = try await server.connect()
             #expect(try await tcp.ask("ping") == ["OK"])
-            #expect(try await tcp.ask("client") == ["tags: \(MPDTag.allCases.map(\.rawValue).joined(separator: ","))", "binarylimit: 8192", "local: 0", "OK"])
+            let allTags = MPDTag.allCases.map(\.rawValue).joined(separator: ",")
+            #expect(try await tcp.ask("client") == ["tags: \(allTags)", "binarylimit: 8192", "local: 0", "OK"])
             let local = try await LineClient(unixSocket: server.socketPath)
             #expect(try await local.readLine() == "OK MPD 0.23.0")
             #expect(try await local.ask("client").contains("local: 1"))
@@ -103,7 +104,8 @@ import Testing
             let client = try await server.connect()
             let count = MPDLimits().maximumCommandListLength
             let started = ContinuousClock.now
-            try client.send("command_list_ok_begin\n" + String(repeating: "add \"a song with a long name.flac\"\n", count: count) + "command_list_end\n")
+            let add = "add \"a song with a long name.flac\"\n"
+            try client.send("command_list_ok_begin\n" + String(repeating: add, count: count) + "command_list_end\n")
             let answer = try await client.readAnswer()
             let elapsed = ContinuousClock.now - started
             print("MPD server: a list of \(count) commands answered in \(elapsed)")
@@ -252,7 +254,10 @@ import Testing
             }
             #expect(latencies.count == count)
             print(
-                "MPD idle wake, \(count) clients: post returned after \(postReturned), first \(latencies.first!), median \(latencies[latencies.count / 2]), last \(latencies.last!)")
+                """
+                MPD idle wake, \(count) clients: post returned after \(postReturned), first \(latencies.first!), \
+                median \(latencies[latencies.count / 2]), last \(latencies.last!)
+                """)
             // Debug builds on a busy machine; a release build wakes them all within about 15 ms.
             #expect(latencies.last! < .seconds(1))
             let late = try await server.connect()
@@ -369,7 +374,8 @@ import Testing
                 #""stop""#,
                 #""[4@0] {add} you don't have permission for \"add\"""#,
                 "null",
-                #"["add", "big", "binarylimit", "client", "close", "commands", "fail", "idle", "notcommands", "password", "ping", "play", "slow", "status", "tagtypes"]"#,
+                #"["add", "big", "binarylimit", "client", "close", "commands", "fail", "idle", "notcommands", "password", "#
+                    + #""ping", "play", "slow", "status", "tagtypes"]"#,
             ])
         }
     }
@@ -494,7 +500,8 @@ import Testing
             "reader": .read, "controller": [.read, .add, .control], "root": .all,
         ])
         let bad = write("reader@read\nother@read,fly\n")
-        #expect(throws: MPDPasswordFileError.badLine(path: bad, line: 2, reason: "unknown permission (read, add, control, admin)")) {
+        let unknownPermission = "unknown permission (read, add, control, admin)"
+        #expect(throws: MPDPasswordFileError.badLine(path: bad, line: 2, reason: unknownPermission)) {
             try MPDServerConfiguration.load(passwordFile: bad)
         }
         let shared = write("reader@read\n", mode: 0o644)

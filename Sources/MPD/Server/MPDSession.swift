@@ -129,8 +129,10 @@ final class MPDSession {
                 commandList!.bytes <= limits.maximumCommandListBytes
             else {
                 logger.warning(
-                    "MPD client closed: a command list longer than \(limits.maximumCommandListLength) commands or \(limits.maximumCommandListBytes) bytes"
-                )
+                    """
+                    MPD client closed: a command list longer than \(limits.maximumCommandListLength) commands \
+                    or \(limits.maximumCommandListBytes) bytes
+                    """)
                 return false
             }
             commandList!.requests.append(parse(line))
