@@ -211,6 +211,10 @@ struct Serve: AsyncParsableCommand {
         // raises this threshold after each large free, and a client's one big message then
         // leaves its megabytes in the heap for good (a 2.6 MB call: +6 MB kept, 0 with this).
         _ = mallopt(M_MMAP_THRESHOLD, 256 * 1024)
+        // A write to a pipe or socket whose reader is gone (snapserver restarted under a FIFO
+        // sink, a client that hung up) fails with EPIPE, which the writer handles; SIGPIPE's
+        // default would end the daemon silently, its state unsaved.
+        _ = signal(SIGPIPE, SIG_IGN)
         let paths = Paths()
         let logger = libraryOptions.makeLogger()
         let library = libraryOptions.libraryPath(paths)

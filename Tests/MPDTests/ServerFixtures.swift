@@ -246,7 +246,8 @@ final class LineClient: Sendable {
     func staysSilent(for duration: Duration) async throws -> Bool {
         let ready = await withTaskExecutorPreference(Self.executor) {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            return poll(&poller, 1, Int32(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000))
+            let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+            return poll(&poller, 1, Int32(milliseconds))
         }
         return ready == 0 && received.withLock { $0.isEmpty }
     }

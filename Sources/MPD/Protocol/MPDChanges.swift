@@ -21,15 +21,17 @@ public final class MPDChanges: Sendable {
         guard !subsystems.isEmpty else { return }
         let woken = subscribers.withLock { state in
             var woken: [(CheckedContinuation<MPDSubsystems, Never>, MPDSubsystems)] = []
-            for (id, var subscriber) in state.all {
-                subscriber.pending.formUnion(subsystems)
+            // Changed in place through the values' indices: writing `state.all[id]` while
+            // iterating the dictionary would copy it, at every post, with every client in it.
+            for index in state.all.values.indices {
+                state.all.values[index].pending.formUnion(subsystems)
+                let subscriber = state.all.values[index]
                 if let waiting = subscriber.waiting, !subscriber.pending.isDisjoint(with: subscriber.mask) {
                     let events = subscriber.pending.intersection(subscriber.mask)
-                    subscriber.pending.subtract(events)
-                    subscriber.waiting = nil
+                    state.all.values[index].pending.subtract(events)
+                    state.all.values[index].waiting = nil
                     woken.append((waiting, events))
                 }
-                state.all[id] = subscriber
             }
             return woken
         }

@@ -24,6 +24,9 @@ struct MPDRegex: Sendable {
     static let maximumValueScalars = 4_096
 
     private let program: [Instruction]
+    /// The bracket expressions and class escapes, which `.set` instructions name by index (so
+    /// that reading an instruction copies no array).
+    private let sets: [ScalarSet]
     private let foldsCase: Bool
 
     /// Compiles `pattern`, case-insensitively when `foldsCase`.
@@ -42,28 +45,40 @@ struct MPDRegex: Sendable {
         try compiler.emit(tree)
         compiler.program.append(.match)
         program = compiler.program
+        sets = compiler.sets
         self.foldsCase = foldsCase
     }
 
     /// Whether the pattern matches somewhere in `value`.
     func matches(_ value: String) -> Bool {
-        var input: [Unicode.Scalar] = []
-        input.reserveCapacity(min(value.utf8.count, Self.maximumValueScalars))
-        for scalar in value.unicodeScalars.prefix(Self.maximumValueScalars) {
-            input.append(foldsCase ? Self.lowercase(scalar) : scalar)
+        // Five lists of instruction indices, on the stack: a search calls this once per value.
+        let count = program.count
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 5 * count + 1) { buffer in
+            buffer.initialize(repeating: -1)
+            var machine = Machine(
+                program: program, sets: sets, foldsCase: foldsCase,
+                addedAt: UnsafeMutableBufferPointer(rebasing: buffer[0..<count]),
+                current: UnsafeMutableBufferPointer(rebasing: buffer[count..<2 * count]),
+                next: UnsafeMutableBufferPointer(rebasing: buffer[2 * count..<3 * count]),
+                pending: UnsafeMutableBufferPointer(rebasing: buffer[(3 * count)..<buffer.count]))
+            return machine.run(value.unicodeScalars)
         }
-        var machine = Machine(program: program, input: input, foldsCase: foldsCase)
-        return machine.run()
     }
 
     /// The scalar's lower-case form when it is one scalar, else the scalar itself.
     static func lowercase(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
+        if scalar.isASCII {
+            return ("A"..."Z").contains(scalar) ? Unicode.Scalar(UInt8(scalar.value) + 0x20) : scalar
+        }
         guard scalar.properties.changesWhenLowercased else { return scalar }
         let mapping = scalar.properties.lowercaseMapping.unicodeScalars
         return mapping.count == 1 ? mapping.first! : scalar
     }
 
     static func uppercase(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
+        if scalar.isASCII {
+            return ("a"..."z").contains(scalar) ? Unicode.Scalar(UInt8(scalar.value) - 0x20) : scalar
+        }
         guard scalar.properties.changesWhenUppercased else { return scalar }
         let mapping = scalar.properties.uppercaseMapping.unicodeScalars
         return mapping.count == 1 ? mapping.first! : scalar
@@ -280,7 +295,8 @@ struct MPDRegex: Sendable {
 
     fileprivate enum Instruction {
         case scalar(Unicode.Scalar)
-        case set(ScalarSet)
+        /// The set at this index of the program's sets.
+        case set(Int)
         case anyButNewline
         /// Continue at both targets.
         case split(Int, Int)
@@ -292,6 +308,7 @@ struct MPDRegex: Sendable {
 
     private struct Compiler {
         var program: [Instruction] = []
+        var sets: [ScalarSet] = []
 
         mutating func emit(_ node: Node) throws(MPDError) {
             guard program.count < MPDRegex.maximumProgramLength else {
@@ -300,7 +317,9 @@ struct MPDRegex: Sendable {
             switch node {
             case .empty: break
             case .scalar(let scalar): program.append(.scalar(scalar))
-            case .set(let set): program.append(.set(set))
+            case .set(let set):
+                program.append(.set(sets.count))
+                sets.append(set)
             case .anyButNewline: program.append(.anyButNewline)
             case .start: program.append(.assertStart)
             case .end: program.append(.assertEnd)
@@ -357,75 +376,126 @@ struct MPDRegex: Sendable {
     /// input position, so the work is bounded by positions × instructions.
     private struct Machine {
         let program: [Instruction]
-        let input: [Unicode.Scalar]
+        let sets: [ScalarSet]
         let foldsCase: Bool
         /// The position at which each instruction was last added, to add it once per position.
-        var addedAt: [Int]
-        var pending: [Int] = []
+        let addedAt: UnsafeMutableBufferPointer<Int>
+        /// The threads waiting for the scalar at the position, and for the one after; each holds
+        /// an instruction at most once (`addedAt`), so `program.count` entries suffice.
+        var current: UnsafeMutableBufferPointer<Int>
+        var next: UnsafeMutableBufferPointer<Int>
+        /// What ``add(_:at:before:after:toNext:)`` has still to follow: each instruction entered
+        /// pushes at most two, so `2 × program.count + 1` entries suffice.
+        let pending: UnsafeMutableBufferPointer<Int>
+        var currentCount = 0
+        var nextCount = 0
 
-        init(program: [Instruction], input: [Unicode.Scalar], foldsCase: Bool) {
+        init(
+            program: [Instruction], sets: [ScalarSet], foldsCase: Bool, addedAt: UnsafeMutableBufferPointer<Int>,
+            current: UnsafeMutableBufferPointer<Int>, next: UnsafeMutableBufferPointer<Int>,
+            pending: UnsafeMutableBufferPointer<Int>
+        ) {
             self.program = program
-            self.input = input
+            self.sets = sets
             self.foldsCase = foldsCase
-            addedAt = Array(repeating: -1, count: program.count)
+            self.addedAt = addedAt
+            self.current = current
+            self.next = next
+            self.pending = pending
         }
 
-        mutating func run() -> Bool {
-            var current: [Int] = []
-            var next: [Int] = []
-            for position in 0...input.count {
+        mutating func run(_ value: String.UnicodeScalarView) -> Bool {
+            var scalars = value.makeIterator()
+            func read() -> Unicode.Scalar? {
+                guard let scalar = scalars.next() else { return nil }
+                return foldsCase ? MPDRegex.lowercase(scalar) : scalar
+            }
+            var before: Unicode.Scalar?
+            var scalar = read()
+            var position = 0
+            while true {
                 // Unanchored: a new thread starts at every position.
-                if add(0, at: position, to: &current) { return true }
-                guard position < input.count else { break }
-                let scalar = input[position]
-                next.removeAll(keepingCapacity: true)
-                for pc in current where consumes(program[pc], scalar) {
-                    if add(pc + 1, at: position + 1, to: &next) { return true }
+                if add(0, at: position, before: before, after: scalar, toNext: false) { return true }
+                guard let consumed = scalar, position < MPDRegex.maximumValueScalars else { return false }
+                let following = read()
+                nextCount = 0
+                for index in 0..<currentCount {
+                    let pc = current[index]
+                    if consumes(program[pc], consumed),
+                        add(pc + 1, at: position + 1, before: consumed, after: following, toNext: true)
+                    {
+                        return true
+                    }
                 }
                 swap(&current, &next)
+                currentCount = nextCount
+                (before, scalar) = (consumed, following)
+                position += 1
             }
-            return false
         }
 
         private func consumes(_ instruction: Instruction, _ scalar: Unicode.Scalar) -> Bool {
             switch instruction {
             case .scalar(let expected): return scalar == expected
             case .anyButNewline: return scalar != "\n"
-            case .set(let set):
+            case .set(let index):
                 // The input is lower-cased when folding; a set written in capitals (`[A-Z]`)
                 // still matches through the upper-case form.
-                return set.contains(scalar) || (foldsCase && set.contains(MPDRegex.uppercase(scalar)))
+                return sets[index].contains(scalar) || (foldsCase && sets[index].contains(MPDRegex.uppercase(scalar)))
             default: return false
             }
         }
 
-        /// Adds `start` and everything reachable from it without input to `list`; true when the
+        /// Adds `start` and everything reachable from it without input at `position` (between
+        /// `before` and `after`, nil at the ends) to the current or next threads; true when the
         /// match instruction is reached.
-        private mutating func add(_ start: Int, at position: Int, to list: inout [Int]) -> Bool {
-            pending.append(start)
-            while let pc = pending.popLast() {
+        private mutating func add(
+            _ start: Int, at position: Int, before: Unicode.Scalar?, after: Unicode.Scalar?, toNext: Bool
+        ) -> Bool {
+            var pendingCount = 1
+            pending[0] = start
+            while pendingCount > 0 {
+                pendingCount -= 1
+                let pc = pending[pendingCount]
                 guard addedAt[pc] != position else { continue }
                 addedAt[pc] = position
                 switch program[pc] {
-                case .match:
-                    pending.removeAll()
-                    return true
-                case .jump(let target): pending.append(target)
+                case .match: return true
+                case .jump(let target):
+                    pending[pendingCount] = target
+                    pendingCount += 1
                 case .split(let first, let second):
-                    pending.append(second)
-                    pending.append(first)
-                case .assertStart: if position == 0 { pending.append(pc + 1) }
-                case .assertEnd: if position == input.count { pending.append(pc + 1) }
-                case .wordBoundary(let wanted):
-                    let before = position > 0 && isWord(input[position - 1])
-                    let after = position < input.count && isWord(input[position])
-                    if (before != after) == wanted { pending.append(pc + 1) }
-                case .scalar, .set, .anyButNewline: list.append(pc)
+                    pending[pendingCount] = second
+                    pending[pendingCount + 1] = first
+                    pendingCount += 2
+                case .assertStart, .assertEnd, .wordBoundary:
+                    if holds(program[pc], before: before, after: after) {
+                        pending[pendingCount] = pc + 1
+                        pendingCount += 1
+                    }
+                case .scalar, .set, .anyButNewline:
+                    if toNext {
+                        next[nextCount] = pc
+                        nextCount += 1
+                    } else {
+                        current[currentCount] = pc
+                        currentCount += 1
+                    }
                 }
             }
             return false
         }
 
-        private func isWord(_ scalar: Unicode.Scalar) -> Bool { ScalarSet.word.contains(scalar) }
+        private func holds(_ assertion: Instruction, before: Unicode.Scalar?, after: Unicode.Scalar?) -> Bool {
+            switch assertion {
+            case .assertStart: return before == nil
+            case .assertEnd: return after == nil
+            case .wordBoundary(let wanted):
+                let isWordBefore = before.map { ScalarSet.word.contains($0) } ?? false
+                let isWordAfter = after.map { ScalarSet.word.contains($0) } ?? false
+                return (isWordBefore != isWordAfter) == wanted
+            default: return false
+            }
+        }
     }
 }

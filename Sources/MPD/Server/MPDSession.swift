@@ -77,11 +77,16 @@ final class MPDSession {
     /// Greets the client and answers its lines until it closes, breaks a rule that closes the
     /// connection, or the task is cancelled.
     func serve(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>) async throws {
-        defer { endIdleForTeardown() }
-        try await write("OK MPD \(configuration.protocolVersion)\n")
-        for try await line in inbound {
-            guard try await receive(line) else { break }
+        do {
+            try await write("OK MPD \(configuration.protocolVersion)\n")
+            for try await line in inbound {
+                guard try await receive(line) else { break }
+            }
+        } catch {
+            await endIdleWithoutAnswer()
+            throw error
         }
+        await endIdleWithoutAnswer()
     }
 
     // MARK: Lines
@@ -124,8 +129,10 @@ final class MPDSession {
                 commandList!.bytes <= limits.maximumCommandListBytes
             else {
                 logger.warning(
-                    "MPD client closed: a command list longer than \(limits.maximumCommandListLength) commands or \(limits.maximumCommandListBytes) bytes"
-                )
+                    """
+                    MPD client closed: a command list longer than \(limits.maximumCommandListLength) commands \
+                    or \(limits.maximumCommandListBytes) bytes
+                    """)
                 return false
             }
             commandList!.requests.append(parse(line))
@@ -325,10 +332,13 @@ final class MPDSession {
         idle = IdleWait(state: state, task: task)
     }
 
-    /// Ends an idle wait without an answer: the connection ends.
-    private func endIdleForTeardown() {
-        idle?.task.cancel()
-        idle = nil
+    /// Ends an idle wait without an answer, as the connection ends; returns when its task has
+    /// (which then holds the subscription no more).
+    private func endIdleWithoutAnswer() async {
+        guard let idle else { return }
+        self.idle = nil
+        idle.task.cancel()
+        _ = await idle.task.value
     }
 
     // MARK: Writing

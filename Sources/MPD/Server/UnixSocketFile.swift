@@ -53,7 +53,8 @@ struct UnixSocketFile: Sendable {
     /// Whether a server accepts connections on the socket at `path`. The probe does not block:
     /// a server whose backlog is full answers `EAGAIN`, which still means it is there.
     private static func someoneListens(on path: String) -> Bool {
-        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        let probe = socket(AF_UNIX, type, 0)
         guard probe >= 0 else { return false }
         defer { close(probe) }
         var address = sockaddr_un()

@@ -53,6 +53,9 @@ elif scenario == "idle":
     player.play()
     show(waiting.idle("player", "mixer"))
     show(waiting.status()["state"])
+elif scenario == "idle-wake":
+    # Waits in idle until the test posts a change.
+    show(client().idle("player"))
 elif scenario == "password":
     c = client()
     show(error_of(c.status))
