@@ -3,8 +3,11 @@ import NIOCore
 /// Cuts a connection's bytes into request lines (without their `\n`), refusing a line longer
 /// than the limit before it is buffered further: a client cannot make the server hold more
 /// than one line's bytes (plus what one read brought) by never sending a newline.
+///
+/// All the complete lines of one read go on as one batch, so that the session answers a
+/// client's pipelined commands with one write, as mpd does.
 struct MPDLineDecoder: ByteToMessageDecoder {
-    typealias InboundOut = ByteBuffer
+    typealias InboundOut = [ByteBuffer]
 
     /// A line exceeded ``MPDLimits/maximumLineBytes``; the connection is closed, as mpd does.
     struct LineTooLong: Error, CustomStringConvertible {
@@ -22,26 +25,29 @@ struct MPDLineDecoder: ByteToMessageDecoder {
     }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        let view = buffer.readableBytesView
-        guard let newline = view[(view.startIndex + searched)...].firstIndex(of: UInt8(ascii: "\n")) else {
-            searched = view.count
-            guard view.count < maximumLineBytes else { throw LineTooLong(limit: maximumLineBytes) }
-            return .needMoreData
+        var lines: [ByteBuffer] = []
+        // The lines before one too long are still answered, as they were sent first.
+        defer { if !lines.isEmpty { context.fireChannelRead(wrapInboundOut(lines)) } }
+        while true {
+            let view = buffer.readableBytesView
+            guard let newline = view[(view.startIndex + searched)...].firstIndex(of: UInt8(ascii: "\n")) else {
+                searched = view.count
+                guard view.count < maximumLineBytes else { throw LineTooLong(limit: maximumLineBytes) }
+                return .needMoreData
+            }
+            let length = newline - view.startIndex
+            guard length < maximumLineBytes else { throw LineTooLong(limit: maximumLineBytes) }
+            searched = 0
+            lines.append(buffer.readSlice(length: length)!)
+            buffer.moveReaderIndex(forwardBy: 1)
         }
-        let length = newline - view.startIndex
-        guard length < maximumLineBytes else { throw LineTooLong(limit: maximumLineBytes) }
-        searched = 0
-        let line = buffer.readSlice(length: length)!
-        buffer.moveReaderIndex(forwardBy: 1)
-        context.fireChannelRead(wrapInboundOut(line))
-        return .continue
     }
 
     mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws
         -> DecodingState
     {
         // A last line without its newline is no request (mpd drops it too).
-        while try decode(context: context, buffer: &buffer) == .continue {}
+        _ = try decode(context: context, buffer: &buffer)
         buffer.moveReaderIndex(to: buffer.writerIndex)
         return .needMoreData
     }

@@ -38,7 +38,7 @@ public final class MPDServer: Sendable {
 
     /// A connection as accepted: its channel and what its timer and session share.
     private struct Connection: Sendable {
-        let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        let channel: NIOAsyncChannel<[ByteBuffer], ByteBuffer>
         let activity: ConnectionActivity
         /// The server's logger, with the connection's number.
         let logger: Logger
@@ -205,7 +205,7 @@ public final class MPDServer: Sendable {
                 SilenceTimeoutHandler(activity: activity, timeout: limits.idleConnectionTimeout, logger: logger))
             try channel.pipeline.syncOperations.addHandler(
                 ByteToMessageHandler(MPDLineDecoder(maximumLineBytes: limits.maximumLineBytes)))
-            let wrapped = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            let wrapped = try NIOAsyncChannel<[ByteBuffer], ByteBuffer>(wrappingChannelSynchronously: channel)
             return Connection(channel: wrapped, activity: activity, logger: logger)
         }
     }

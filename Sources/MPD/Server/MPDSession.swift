@@ -3,8 +3,10 @@ import NIOCore
 import Synchronization
 
 /// One client's conversation: reads its lines in order, answers the connection's own commands
-/// (`password`, `idle`, command lists…) and passes the others to the handler, one at a time,
-/// writing each answer before the next command starts.
+/// (`password`, `idle`, command lists…) and passes the others to the handler, one at a time.
+/// The answers to the lines of one read (a client's pipelined commands) are gathered and
+/// written as one buffer once the last is answered, as mpd does: one write, one wake-up of the
+/// client.
 ///
 /// It lives on the connection's task and is never shared; only an `idle` wait runs beside it,
 /// on a task of its own that writes the changes when they come while the session keeps reading
@@ -55,6 +57,12 @@ final class MPDSession {
     private var client: MPDClient
     private var commandList: CommandList?
     private var idle: IdleWait?
+    /// Answers not written yet: written at the end of a read's lines, before an idle begins, and
+    /// whenever they reach ``writeThreshold``.
+    private var pending: ByteBuffer
+    /// Gathered answers are written in pieces of this size, so a long command list or a burst of
+    /// pipelined listings is not held whole.
+    private let writeThreshold = 64 * 1024
 
     init(
         handler: any MPDCommandHandler, table: MPDCommandTable, configuration: MPDServerConfiguration, logger: Logger,
@@ -72,15 +80,24 @@ final class MPDSession {
         subscription = handler.changes.subscribe()
         permissions = configuration.initialPermissions
         client = MPDClient(responseLimit: configuration.limits.maximumResponseBytes, isLocal: isLocal)
+        pending = allocator.buffer(capacity: 0)
     }
 
     /// Greets the client and answers its lines until it closes, breaks a rule that closes the
     /// connection, or the task is cancelled.
-    func serve(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>) async throws {
+    func serve(_ inbound: NIOAsyncChannelInboundStream<[ByteBuffer]>) async throws {
         do {
-            try await write("OK MPD \(configuration.protocolVersion)\n")
-            for try await line in inbound {
-                guard try await receive(line) else { break }
+            pending.writeString("OK MPD \(configuration.protocolVersion)\n")
+            try await flush()
+            reading: for try await lines in inbound {
+                for line in lines {
+                    guard try await receive(line) else {
+                        try await flush()
+                        break reading
+                    }
+                    if pending.readableBytes >= writeThreshold { try await flush() }
+                }
+                try await flush()
             }
         } catch {
             await endIdleWithoutAnswer()
@@ -102,7 +119,7 @@ final class MPDSession {
             if let idle {
                 self.idle = nil
                 idle.task.cancel()
-                if let events = await idle.task.value { try await write(idleAnswer(events)) }
+                if let events = await idle.task.value { pending.writeString(idleAnswer(events)) }
             }
             return true
         }
@@ -113,7 +130,7 @@ final class MPDSession {
             }
             // It has answered, or is about to (which the client could not have read yet).
             self.idle = nil
-            if let events = await idle.task.value { try await write(idleAnswer(events)) }
+            if let events = await idle.task.value { pending.writeString(idleAnswer(events)) }
         }
 
         if commandList != nil {
@@ -145,12 +162,15 @@ final class MPDSession {
 
         switch await execute(parse(line), index: 0, inList: false) {
         case .answered(let response):
-            try await write(response, then: "OK\n")
+            pending.writeBytes(response.bytes)
+            pending.writeStaticString("OK\n")
         case .failed(let error):
-            try await write(error.line)
+            pending.writeString(error.line)
         case .close:
             return false
         case .idle(let mask):
+            // Its answer is written by its own task: what came before goes first.
+            try await flush()
             startIdle(mask)
         }
         return true
@@ -159,31 +179,22 @@ final class MPDSession {
     /// Runs a command list: each answer in order (with `list_OK` after each when asked), then
     /// `OK`; the first error stops the list, and is its last answer.
     private func run(_ list: CommandList) async throws -> Bool {
-        var output = allocator.buffer(capacity: 256)
-        // Answers are gathered and written in pieces of this size, not one write per command.
-        let writeThreshold = 64 * 1024
         for (index, request) in list.requests.enumerated() {
             switch await execute(request, index: index, inList: true) {
             case .answered(let response):
-                output.writeBytes(response.bytes)
-                if list.answersEach { output.writeStaticString("list_OK\n") }
+                pending.writeBytes(response.bytes)
+                if list.answersEach { pending.writeStaticString("list_OK\n") }
             case .failed(let error):
-                output.writeString(error.line)
-                try await outbound.write(output)
+                pending.writeString(error.line)
                 return true
             case .close:
-                if output.readableBytes > 0 { try await outbound.write(output) }
                 return false
             case .idle:
                 preconditionFailure("idle is refused in a command list")
             }
-            if output.readableBytes >= writeThreshold {
-                try await outbound.write(output)
-                output = allocator.buffer(capacity: 256)
-            }
+            if pending.readableBytes >= writeThreshold { try await flush() }
         }
-        output.writeStaticString("OK\n")
-        try await outbound.write(output)
+        pending.writeStaticString("OK\n")
         return true
     }
 
@@ -343,15 +354,12 @@ final class MPDSession {
 
     // MARK: Writing
 
-    private func write(_ text: String) async throws {
-        try await outbound.write(ByteBuffer(string: text))
-    }
-
-    private func write(_ response: MPDResponse, then end: StaticString) async throws {
-        var buffer = allocator.buffer(capacity: response.bytes.count + end.utf8CodeUnitCount)
-        buffer.writeBytes(response.bytes)
-        buffer.writeStaticString(end)
-        try await outbound.write(buffer)
+    /// Writes the gathered answers, if any, as one buffer.
+    private func flush() async throws {
+        guard pending.readableBytes > 0 else { return }
+        let output = pending
+        pending = allocator.buffer(capacity: 0)
+        try await outbound.write(output)
     }
 }
 
