@@ -25,9 +25,12 @@ public enum MPDServerError: Error, Sendable, CustomStringConvertible {
 /// it, reads its lines, answers the connection's own commands (`password`, `idle`, command
 /// lists, `tagtypes`…) and passes every other command to the ``MPDCommandHandler``.
 ///
-/// The sockets are served by one event-loop thread of the server's own; the sessions and the
-/// handler run on Swift's tasks, never on that thread. A connection costs a task, its socket and
-/// a few small buffers while it waits, so hundreds of idle clients cost a few megabytes.
+/// The sockets are served by one event-loop thread of the server's own, and each session runs on
+/// it too (an actor whose executor is the loop), so that a command is read, answered and written
+/// on one thread; the handler's commands run there until they wait for something else (the
+/// player, the library's reads, which have threads of their own). A connection costs a task,
+/// its socket and a few small buffers while it waits, so hundreds of idle clients cost a few
+/// megabytes.
 public final class MPDServer: Sendable {
     private enum Listening {
         /// Those who wait, by a number of their own.
@@ -38,8 +41,8 @@ public final class MPDServer: Sendable {
 
     /// A connection as accepted: its channel and what its timer and session share.
     private struct Connection: Sendable {
-        let channel: NIOAsyncChannel<[ByteBuffer], ByteBuffer>
-        let activity: ConnectionActivity
+        let channel: any Channel
+        let session: MPDSession
         /// The server's logger, with the connection's number.
         let logger: Logger
     }
@@ -151,14 +154,14 @@ public final class MPDServer: Sendable {
         do {
             if let host = configuration.tcpHost {
                 let listener = try await bootstrap(group, isTCP: true).bind(host: host, port: configuration.tcpPort) {
-                    self.accepted($0)
+                    self.accepted($0, isLocal: false)
                 }
                 listeners.append((listener, false))
             }
             if let path = configuration.unixSocketPath {
                 try UnixSocketFile.prepare(path)
                 let listener = try await bootstrap(group, isTCP: false).bind(unixDomainSocketPath: path) {
-                    self.accepted($0)
+                    self.accepted($0, isLocal: true)
                 }
                 listeners.append((listener, true))
                 socketFile = try UnixSocketFile(boundAt: path)
@@ -176,8 +179,8 @@ public final class MPDServer: Sendable {
             ])
         reportListening(.success(tcpPort))
         try await withThrowingDiscardingTaskGroup { group in
-            for (listener, isLocal) in listeners {
-                group.addTask { try await self.accept(on: listener, isLocal: isLocal) }
+            for (listener, _) in listeners {
+                group.addTask { try await self.accept(on: listener) }
             }
         }
     }
@@ -190,12 +193,15 @@ public final class MPDServer: Sendable {
             .serverChannelOption(.backlog, value: backlog)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.allowRemoteHalfClosure, value: false)
+            // The session asks for each read once it has taken the lines before: what a client
+            // sends ahead waits in the kernel's buffer, not in the server's.
+            .childChannelOption(.autoRead, value: false)
         if isTCP { bootstrap = bootstrap.childChannelOption(.tcpOption(.tcp_nodelay), value: 1) }
         return bootstrap
     }
 
     /// Sets up an accepted connection's pipeline, on its event loop.
-    private func accepted(_ channel: any Channel) -> EventLoopFuture<Connection> {
+    private func accepted(_ channel: any Channel, isLocal: Bool) -> EventLoopFuture<Connection> {
         channel.eventLoop.makeCompletedFuture {
             var logger = logger
             logger[metadataKey: "mpd.client"] = "\(nextClientNumber.add(1, ordering: .relaxed).oldValue)"
@@ -205,14 +211,17 @@ public final class MPDServer: Sendable {
                 SilenceTimeoutHandler(activity: activity, timeout: limits.idleConnectionTimeout, logger: logger))
             try channel.pipeline.syncOperations.addHandler(
                 ByteToMessageHandler(MPDLineDecoder(maximumLineBytes: limits.maximumLineBytes)))
-            let wrapped = try NIOAsyncChannel<[ByteBuffer], ByteBuffer>(wrappingChannelSynchronously: channel)
-            return Connection(channel: wrapped, activity: activity, logger: logger)
+            let session = MPDSession(
+                handler: handler, table: table, configuration: configuration, logger: logger, activity: activity,
+                channel: channel, isLocal: isLocal)
+            try channel.pipeline.syncOperations.addHandler(MPDSessionHandler(session: session))
+            return Connection(channel: channel, session: session, logger: logger)
         }
     }
 
     /// Accepts connections until cancelled, each served on a task of the group, which ends
     /// (closing every connection) when this does.
-    private func accept(on listener: NIOAsyncChannel<Connection, Never>, isLocal: Bool) async throws {
+    private func accept(on listener: NIOAsyncChannel<Connection, Never>) async throws {
         try await listener.executeThenClose { connections in
             try await withThrowingDiscardingTaskGroup { sessions in
                 for try await connection in connections {
@@ -221,12 +230,11 @@ public final class MPDServer: Sendable {
                         clients.subtract(1, ordering: .relaxed)
                         connection.logger.warning(
                             "MPD client refused: \(configuration.limits.maximumClients) clients are connected already")
-                        // Through the async channel, whose writer must be finished before it goes.
-                        sessions.addTask { try? await connection.channel.executeThenClose { _, _ in } }
+                        connection.channel.close(promise: nil)
                         continue
                     }
                     sessions.addTask {
-                        await self.serve(connection, isLocal: isLocal)
+                        await self.serve(connection)
                         self.clients.subtract(1, ordering: .relaxed)
                     }
                 }
@@ -234,18 +242,13 @@ public final class MPDServer: Sendable {
         }
     }
 
-    private func serve(_ connection: Connection, isLocal: Bool) async {
+    private func serve(_ connection: Connection) async {
         let logger = connection.logger
-        let peer = connection.channel.channel.remoteAddress.map { "\($0)" } ?? "local"
+        let peer = connection.channel.remoteAddress.map { "\($0)" } ?? "local"
         logger.debug("MPD client connected", metadata: ["peer": "\(peer)"])
+        defer { connection.channel.close(promise: nil) }
         do {
-            try await connection.channel.executeThenClose { inbound, outbound in
-                let session = MPDSession(
-                    handler: handler, table: table, configuration: configuration, logger: logger,
-                    activity: connection.activity, outbound: outbound, allocator: connection.channel.channel.allocator,
-                    isLocal: isLocal)
-                try await session.serve(inbound)
-            }
+            try await connection.session.serve()
             logger.debug("MPD client disconnected")
         } catch let error as MPDLineDecoder.LineTooLong {
             logger.warning("MPD client closed: \(error)")

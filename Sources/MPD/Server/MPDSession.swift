@@ -8,10 +8,13 @@ import Synchronization
 /// written as one buffer once the last is answered, as mpd does: one write, one wake-up of the
 /// client.
 ///
-/// It lives on the connection's task and is never shared; only an `idle` wait runs beside it,
-/// on a task of its own that writes the changes when they come while the session keeps reading
-/// (for `noidle`).
-final class MPDSession {
+/// It runs on its channel's event loop (the actor's executor is the loop), so that reading a
+/// line, answering a command of the connection's own and writing the answer stay on one thread:
+/// no hop between threads for a `ping`, and for a handler's command only the hops its own work
+/// needs. ``MPDSessionHandler`` hands it the lines from the pipeline. Only an `idle` wait runs
+/// beside the session's task, on a task of its own that writes the changes when they come
+/// while the session keeps reading (for `noidle`).
+actor MPDSession {
     /// How a request ended.
     private enum Outcome {
         /// Its answer, to which `OK` or `list_OK` is added.
@@ -49,7 +52,7 @@ final class MPDSession {
     private let configuration: MPDServerConfiguration
     private let logger: Logger
     private let activity: ConnectionActivity
-    private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    private nonisolated let channel: any Channel
     private let allocator: ByteBufferAllocator
     private let subscription: MPDChanges.Subscription
 
@@ -64,18 +67,37 @@ final class MPDSession {
     /// pipelined listings is not held whole.
     private let writeThreshold = 64 * 1024
 
+    /// Lines read and not yet taken, a batch per read; at most what one read brings, as the
+    /// session asks for a read only once it has taken them all (the channel does not read by itself).
+    private var inbox: [[ByteBuffer]] = []
+    /// Why the input ended (nil while it goes on): the client closed, or an error (a line too long).
+    private var inputEnd: InputEnd?
+    /// The session's task, waiting for lines.
+    private var readWaiter: CheckedContinuation<Void, Never>?
+    /// The session's task, waiting for the channel to take more output (the client reads slowly).
+    private var writeWaiter: CheckedContinuation<Void, Never>?
+
+    private enum InputEnd {
+        case closed
+        case failed(any Error)
+    }
+
+    /// The channel was closed while the session wrote to it.
+    struct ConnectionClosed: Error {}
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor { channel.eventLoop.executor.asUnownedSerialExecutor() }
+
     init(
         handler: any MPDCommandHandler, table: MPDCommandTable, configuration: MPDServerConfiguration, logger: Logger,
-        activity: ConnectionActivity, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, allocator: ByteBufferAllocator,
-        isLocal: Bool
+        activity: ConnectionActivity, channel: any Channel, isLocal: Bool
     ) {
         self.handler = handler
         self.table = table
         self.configuration = configuration
         self.logger = logger
         self.activity = activity
-        self.outbound = outbound
-        self.allocator = allocator
+        self.channel = channel
+        allocator = channel.allocator
         // Before the greeting: a change the client could know of after it is kept for its `idle`.
         subscription = handler.changes.subscribe()
         permissions = configuration.initialPermissions
@@ -84,12 +106,12 @@ final class MPDSession {
     }
 
     /// Greets the client and answers its lines until it closes, breaks a rule that closes the
-    /// connection, or the task is cancelled.
-    func serve(_ inbound: NIOAsyncChannelInboundStream<[ByteBuffer]>) async throws {
+    /// connection, or the task is cancelled (which closes the channel).
+    func serve() async throws {
         do {
             pending.writeString("OK MPD \(configuration.protocolVersion)\n")
             try await flush()
-            reading: for try await lines in inbound {
+            reading: while let lines = try await nextLines() {
                 for line in lines {
                     guard try await receive(line) else {
                         try await flush()
@@ -104,6 +126,69 @@ final class MPDSession {
             throw error
         }
         await endIdleWithoutAnswer()
+    }
+
+    // MARK: Input
+
+    /// Lines of one read, from the pipeline (on the event loop).
+    func received(_ lines: [ByteBuffer]) {
+        inbox.append(lines)
+        wakeReader()
+    }
+
+    /// The input ended: the channel closed, or the pipeline failed (`error`).
+    func inputEnded(_ error: (any Error)?) {
+        if inputEnd == nil { inputEnd = error.map { .failed($0) } ?? .closed }
+        wakeReader()
+        channelWritable()
+    }
+
+    /// The channel takes output again.
+    func channelWritable() {
+        writeWaiter?.resume()
+        writeWaiter = nil
+    }
+
+    private func wakeReader() {
+        readWaiter?.resume()
+        readWaiter = nil
+    }
+
+    /// The lines of the next read; nil once the client closed. Throws the pipeline's error.
+    private func nextLines() async throws -> [ByteBuffer]? {
+        while true {
+            if !inbox.isEmpty { return inbox.removeFirst() }
+            switch inputEnd {
+            case .closed: return nil
+            case .failed(let error): throw error
+            case nil: break
+            }
+            try Task.checkCancellation()
+            channel.read()
+            await waitClosingOnCancel(until: { !$0.inbox.isEmpty || $0.inputEnd != nil }) { readWaiter = $0 }
+        }
+    }
+
+    /// A read ended: when it brought no whole line (a part of one), the session still waits, and
+    /// asks for the next read (the channel does not read by itself).
+    func readCompleted() {
+        if readWaiter != nil, inbox.isEmpty, inputEnd == nil { channel.read() }
+    }
+
+    /// Waits until `done` holds, resumed through the continuation `store` keeps; when the task is
+    /// cancelled, closes the channel, which ends the input and so resumes every wait. The
+    /// condition is checked before waiting, as a close (or a read) may tell its news right
+    /// away, before the continuation is stored.
+    private func waitClosingOnCancel(
+        until done: (isolated MPDSession) -> Bool, _ store: (CheckedContinuation<Void, Never>) -> Void
+    ) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if done(self) { continuation.resume() } else { store(continuation) }
+            }
+        } onCancel: { [channel] in
+            channel.close(promise: nil)
+        }
     }
 
     // MARK: Lines
@@ -328,19 +413,24 @@ final class MPDSession {
     /// reading, for `noidle`.
     private func startIdle(_ mask: MPDSubsystems) {
         let state = IdleState()
-        let (subscription, activity, outbound) = (subscription, activity, outbound)
         activity.setWaiting(true)
-        let task = Task { () -> MPDSubsystems? in
-            let events = await subscription.next(in: mask)
-            state.waiting.store(false, ordering: .sequentiallyConsistent)
-            activity.setWaiting(false)
-            guard !Task.isCancelled else { return events }
-            // A write that fails was cancelled as it began: the session answers, or the
-            // connection is gone anyway.
-            let written = (try? await outbound.write(ByteBuffer(string: idleAnswer(events)))) != nil
-            return written ? nil : events
+        let task = Task { [self] () -> MPDSubsystems? in
+            await waitForChanges(mask, state: state)
         }
         idle = IdleWait(state: state, task: task)
+    }
+
+    /// An idle task's wait: writes the changes and returns nil, or returns them when cancelled
+    /// first (the session answers them), or when the connection is gone.
+    private func waitForChanges(_ mask: MPDSubsystems, state: IdleState) async -> MPDSubsystems? {
+        let events = await subscription.next(in: mask)
+        state.waiting.store(false, ordering: .sequentiallyConsistent)
+        activity.setWaiting(false)
+        guard !Task.isCancelled, channel.isActive else { return events }
+        // Nothing of the session's is pending: it wrote all before the idle began, and the
+        // client may send nothing but `noidle` meanwhile.
+        channel.writeAndFlush(ByteBuffer(string: idleAnswer(events)), promise: nil)
+        return nil
     }
 
     /// Ends an idle wait without an answer, as the connection ends; returns when its task has
@@ -354,12 +444,55 @@ final class MPDSession {
 
     // MARK: Writing
 
-    /// Writes the gathered answers, if any, as one buffer.
+    /// Writes the gathered answers, if any, as one buffer; returns once the channel takes more
+    /// (at once, unless the client reads slower than it is answered).
     private func flush() async throws {
         guard pending.readableBytes > 0 else { return }
+        // A server stopping cancels its sessions: what a command cancelled then answers is not sent.
+        try Task.checkCancellation()
+        guard channel.isActive else { throw ConnectionClosed() }
         let output = pending
         pending = allocator.buffer(capacity: 0)
-        try await outbound.write(output)
+        channel.writeAndFlush(output, promise: nil)
+        while !channel.isWritable {
+            guard channel.isActive, inputEnd == nil else { throw ConnectionClosed() }
+            await waitClosingOnCancel(until: { $0.channel.isWritable || $0.inputEnd != nil }) { writeWaiter = $0 }
+        }
+    }
+}
+
+/// Hands a session what its channel reads and tells, on the channel's event loop.
+final class MPDSessionHandler: ChannelInboundHandler {
+    typealias InboundIn = [ByteBuffer]
+
+    private let session: MPDSession
+
+    init(session: MPDSession) {
+        self.session = session
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let lines = unwrapInboundIn(data)
+        session.assumeIsolated { $0.received(lines) }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        session.assumeIsolated { $0.readCompleted() }
+        context.fireChannelReadComplete()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        session.assumeIsolated { $0.inputEnded(nil) }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        session.assumeIsolated { $0.inputEnded(error) }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { session.assumeIsolated { $0.channelWritable() } }
+        context.fireChannelWritabilityChanged()
     }
 }
 
