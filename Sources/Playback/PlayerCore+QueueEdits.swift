@@ -162,15 +162,26 @@ extension PlayerCore {
 extension PlayerCore {
     /// The player and queue at `now`, without building any entry.
     package func queueSummary(at now: ContinuousClock.Instant) -> QueueSummary {
+        queueSummaryClock.summary(at: now)
+    }
+
+    /// The summary as it stands, with what it takes to tell its elapsed time at a later instant:
+    /// what ``QueuePlayer`` publishes after each input, for ``QueuePlayer/currentSummary``.
+    package var queueSummaryClock: QueueSummaryClock {
         let current = queue.currentPosition
         let next = queue.indexAfterCurrentEnds.map { queue.order[$0] }
         let duration: Duration? =
             if let item = queue.current, !item.isLiveStream { item.info.playbackDuration ?? engineDuration } else { nil }
-        return QueueSummary(
+        let summary = QueueSummary(
             count: queue.count, revision: queue.entriesRevision, currentPosition: current,
             currentSongID: current.map { queue.songIDs[$0] }, nextPosition: next, nextSongID: next.map { queue.songIDs[$0] },
             state: state, repeatMode: queue.repeatMode, shuffleMode: queue.shuffleMode, singleMode: queue.singleMode,
-            consumes: queue.consumes, volume: volume, elapsed: playbackPosition(at: now), duration: duration, rate: rate)
+            consumes: queue.consumes, volume: volume, elapsed: position, duration: duration, rate: rate)
+        // As `playbackPosition(at:)` counts: only while playing something loaded.
+        let advancing = state == .playing && loaded != nil
+        return QueueSummaryClock(
+            summary: summary, advancingSince: advancing ? since : nil,
+            elapsedLimit: queue.current?.info.playbackDuration ?? engineDuration)
     }
 
     /// The entries at `positions` (clamped to the queue), in their own order.

@@ -1,5 +1,6 @@
 import AsyncSupport
 import MediaRemote
+import Synchronization
 
 /// The queue as MPD sees it: entries at positions in the queue's own order
 /// (``PlayQueue/addedOrder``, which shuffle mode leaves alone), each with a song id that is
@@ -10,6 +11,21 @@ extension QueuePlayer {
     /// The player and its queue at a glance (MPD's `status`), built without any entry: the
     /// same cost for 5 entries or 50,000. Elapsed time and duration are included.
     public var queueSummary: QueueSummary { core.queueSummary(at: .now) }
+
+    /// ``queueSummary`` without waiting for the actor: the summary the player published after
+    /// the last input it handled (a command, an edit, an engine event), its elapsed time
+    /// extrapolated to now at the playback rate. It equals ``queueSummary`` read at the same
+    /// instant; an input being handled right now shows once it has been. For MPD's `status`,
+    /// which a client may send many times a second.
+    public nonisolated var currentSummary: QueueSummary { currentSummary(at: .now) }
+
+    /// ``currentSummary`` at `instant` (not before the last input).
+    package nonisolated func currentSummary(at instant: ContinuousClock.Instant) -> QueueSummary {
+        publishedSummary.withLock { $0 }.summary(at: instant)
+    }
+
+    /// ``queueSummary`` at `instant`, read on the actor.
+    package func queueSummary(at instant: ContinuousClock.Instant) -> QueueSummary { core.queueSummary(at: instant) }
 
     /// The entries at `positions` in the queue's own order, clamped to the queue.
     public func queueEntries(in positions: Range<Int>) -> [QueueEntry] { core.queueEntries(in: positions) }

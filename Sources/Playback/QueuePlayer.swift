@@ -56,7 +56,12 @@ public actor QueuePlayer {
     let resumePoints: (any ResumePointStore)?
 
     /// The player's decisions and the state they are made from; this actor performs what it says.
-    var core: PlayerCore
+    /// Every change (each input fed to it) is published for ``currentSummary``.
+    var core: PlayerCore {
+        didSet { publishedSummary.withLock { $0 = core.queueSummaryClock } }
+    }
+    /// The core's summary after its last change, read without the actor (``currentSummary``).
+    let publishedSummary: Mutex<QueueSummaryClock>
     var engine: (any PlaybackEngine)?
     var engineEvents: Task<Void, Never>?
     let changeObservers = Observers<PlayerSnapshot>()
@@ -99,7 +104,9 @@ public actor QueuePlayer {
         self.logger = logger
         self.makeEngine = makeEngine
         self.resolve = resolve
-        self.core = PlayerCore(configuration: configuration, resumePoints: .store(resumePoints), at: .now)
+        let core = PlayerCore(configuration: configuration, resumePoints: .store(resumePoints), at: .now)
+        self.core = core
+        publishedSummary = Mutex(core.queueSummaryClock)
     }
 
     // MARK: Life cycle

@@ -45,6 +45,28 @@ public struct QueueSummary: Sendable, Equatable {
     public var rate: Double
 }
 
+/// A ``QueueSummary`` as the player last published it, with what tells its elapsed time at any
+/// later instant: between two inputs nothing but the position moves, and it moves at the rate.
+package struct QueueSummaryClock: Sendable, Equatable {
+    /// The summary; its ``QueueSummary/elapsed`` is the position at ``advancingSince``.
+    package var summary: QueueSummary
+    /// Since when the position advances (playing something loaded); nil while it stands.
+    package var advancingSince: ContinuousClock.Instant?
+    /// The length the advancing position stops at; nil when unknown.
+    package var elapsedLimit: Duration?
+
+    /// The summary at `instant`, as the core computes it then if no input came between.
+    package func summary(at instant: ContinuousClock.Instant) -> QueueSummary {
+        var summary = summary
+        if let since = advancingSince {
+            var elapsed = summary.elapsed + (instant - since) * summary.rate
+            if let limit = elapsedLimit { elapsed = min(elapsed, limit) }
+            summary.elapsed = elapsed
+        }
+        return summary
+    }
+}
+
 /// An entry of the queue with its place and song id, as MPD lists it.
 public struct QueueEntry: Sendable, Equatable {
     /// Its position in the queue's own order (``PlayQueue/addedOrder``).
