@@ -125,7 +125,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ]),
+            ],
+            // A command runs where its session runs (the connection's event loop) until it waits
+            // for something of another's (the player, the library's reads): no hop to Swift's
+            // shared threads and back for each command.
+            swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]),
         .testTarget(
             name: "MPDTests",
             dependencies: [
