@@ -214,7 +214,8 @@ extension MPDCommands {
     }
 
     func status(_ client: MPDClient) async throws(MPDError) -> MPDResponse {
-        let summary = await environment.player.queueSummary
+        // Published by the player after each change: no wait for its actor.
+        let summary = environment.player.currentSummary
         var response = client.response()
         try response.add("volume", Int((summary.volume * 100).rounded()))
         try response.add("repeat", summary.repeatMode == .off ? 0 : 1)
