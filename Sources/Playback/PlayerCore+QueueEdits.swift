@@ -181,7 +181,8 @@ extension PlayerCore {
         let advancing = state == .playing && loaded != nil
         return QueueSummaryClock(
             summary: summary, advancingSince: advancing ? since : nil,
-            elapsedLimit: queue.current?.info.playbackDuration ?? engineDuration)
+            elapsedLimit: queue.current?.info.playbackDuration ?? engineDuration,
+            currentEntry: current.map { QueueEntry(position: $0, songID: queue.songIDs[$0], item: queue.addedOrder[$0]) })
     }
 
     /// The entries at `positions` (clamped to the queue), in their own order.

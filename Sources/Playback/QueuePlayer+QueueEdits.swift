@@ -19,6 +19,11 @@ extension QueuePlayer {
     /// which a client may send many times a second.
     public nonisolated var currentSummary: QueueSummary { currentSummary(at: .now) }
 
+    /// The current entry (MPD's `currentsong`) as the player published it after the last input
+    /// it handled, read without waiting for the actor, as ``currentSummary`` is; nil when the
+    /// queue is empty.
+    public nonisolated var currentEntry: QueueEntry? { publishedSummary.withLock { $0.currentEntry } }
+
     /// ``currentSummary`` at `instant` (not before the last input).
     package nonisolated func currentSummary(at instant: ContinuousClock.Instant) -> QueueSummary {
         publishedSummary.withLock { $0 }.summary(at: instant)

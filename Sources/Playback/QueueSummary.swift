@@ -54,6 +54,8 @@ package struct QueueSummaryClock: Sendable, Equatable {
     package var advancingSince: ContinuousClock.Instant?
     /// The length the advancing position stops at; nil when unknown.
     package var elapsedLimit: Duration?
+    /// The entry at ``QueueSummary/currentPosition``.
+    package var currentEntry: QueueEntry?
 
     /// The summary at `instant`, as the core computes it then if no input came between.
     package func summary(at instant: ContinuousClock.Instant) -> QueueSummary {

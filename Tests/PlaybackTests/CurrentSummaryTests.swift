@@ -11,6 +11,8 @@ import Testing
             let now = ContinuousClock.now
             let isolated = await p.player.queueSummary(at: now)
             #expect(p.player.currentSummary(at: now) == isolated, "after \(step)")
+            let entry = await isolated.currentSongID.asyncMap { await p.player.queueEntry(songID: $0) } ?? nil
+            #expect(p.player.currentEntry == entry, "after \(step)")
         }
         await expectSame("the queue was set, stopped")
         #expect(await p.commands.playCommand.perform() == .success)
@@ -32,5 +34,12 @@ import Testing
         await p.player.clearQueue()
         await expectSame("clear")
         #expect(p.player.currentSummary.count == 0)
+    }
+}
+
+extension Optional {
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async -> T) async -> T? {
+        guard let self else { return nil }
+        return await transform(self)
     }
 }
