@@ -118,15 +118,14 @@ extension MPDCommands {
 
     /// The entry playing now (or paused, or where a stop left it).
     func currentEntry() async -> QueueEntry? {
-        guard let id = await environment.player.queueSummary.currentSongID else { return nil }
-        return await environment.player.queueEntry(songID: id)
+        environment.player.currentEntry
     }
 
     /// Writes queue entries as songs with their `Pos:` and `Id:`, reading the library's tracks
     /// in one transaction.
     func write(_ entries: [QueueEntry], to response: inout MPDResponse, client: MPDClient) async throws(MPDError) {
         let keys = entries.map { $0.item.catalogKey ?? "" }
-        let tracks = try await read { library in try library.tracks(identifiedBy: keys) }
+        let tracks = try await tracks(identifiedBy: keys)
         for (entry, track) in zip(entries, tracks) {
             let song = track.map(MPDSong.init) ?? MPDSong(described: entry.item.info, url: entry.item.url)
             try song.write(to: &response, client: client, extra: [("Pos", entry.position), ("Id", entry.songID)])
