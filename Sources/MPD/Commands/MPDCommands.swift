@@ -64,6 +64,8 @@ public final class MPDCommands: MPDCommandHandler {
     /// shared threads: a slow disk delays only the client that asked.
     let reads = BlockingExecutor(label: "mpris-bridge.mpd.reads", width: 4)
     let state = Mutex(State())
+    /// Library tracks by path, for the songs of `currentsong` and `playlistinfo`.
+    let trackCache = TrackCache()
     /// The observations of the player, the now-playing centre and the session, kept while this lives.
     private let observations = Mutex<[Observation]>([])
 

@@ -13,6 +13,7 @@ public final class MPDChanges: Sendable {
     }
 
     private let subscribers = Mutex<(next: Int, all: [Int: Subscriber])>((0, [:]))
+    private let libraryChanges = Atomic(0)
 
     public init() {}
 
@@ -52,8 +53,13 @@ public final class MPDChanges: Sendable {
     /// Tells idle clients that the library's content changed (a rescan that changed anything,
     /// whoever asked for it): its songs, and so its playlists.
     public func libraryChanged() {
+        libraryChanges.add(1, ordering: .sequentiallyConsistent)
         post([.database, .storedPlaylist])
     }
+
+    /// How many times ``libraryChanged()`` was called: what is kept of the library's songs is
+    /// true while it stays the same.
+    public var libraryGeneration: Int { libraryChanges.load(ordering: .sequentiallyConsistent) }
 
     /// The number of clients subscribed.
     public var subscriberCount: Int { subscribers.withLock { $0.all.count } }
