@@ -44,3 +44,65 @@ extension MPDCommands {
         return tracks
     }
 }
+
+/// The last answers to `list` and `count` by their arguments, kept while the library does not
+/// change (``MPDChanges/libraryGeneration``): phone apps send the same `list album group
+/// albumartist` on every screen, which the index answers in milliseconds and this in
+/// microseconds. At most ``capacity`` answers and ``maximumBytes`` in all; the oldest goes first.
+final class ListingCache: Sendable {
+    /// The most answers kept.
+    let capacity = 8
+    /// The most bytes kept, all answers together; a larger answer is not kept.
+    let maximumBytes = 4 * 1024 * 1024
+
+    private struct Key: Hashable {
+        var command: String
+        var arguments: [String]
+        /// Answers are bounded per client; clients with another bound are answered anew.
+        var responseLimit: Int
+    }
+
+    private let state = Mutex<(generation: Int, answers: [(key: Key, response: MPDResponse)])>((0, []))
+
+    fileprivate func answer(_ command: String, _ arguments: [String], limit: Int, generation: Int) -> MPDResponse? {
+        let key = Key(command: command, arguments: arguments, responseLimit: limit)
+        return state.withLock { state in
+            if state.generation != generation { state = (generation, []) }
+            return state.answers.first { $0.key == key }?.response
+        }
+    }
+
+    fileprivate func keep(
+        _ response: MPDResponse, _ command: String, _ arguments: [String], limit: Int, generation: Int
+    ) {
+        guard response.bytes.count <= maximumBytes else { return }
+        let key = Key(command: command, arguments: arguments, responseLimit: limit)
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            state.answers.removeAll { $0.key == key }
+            state.answers.append((key, response))
+            while state.answers.count > capacity
+                || state.answers.reduce(0, { $0 + $1.response.bytes.count }) > maximumBytes
+            {
+                state.answers.removeFirst()
+            }
+        }
+    }
+}
+
+extension MPDCommands {
+    /// The answer to `command` with `arguments`: kept from the last time while the library has
+    /// not changed since, else `compute`'s (kept for the next time). An error is never kept.
+    func cachedListing(
+        _ command: String, _ arguments: [String], _ client: MPDClient,
+        _ compute: () async throws(MPDError) -> MPDResponse
+    ) async throws(MPDError) -> MPDResponse {
+        let generation = changes.libraryGeneration
+        if let kept = listingCache.answer(command, arguments, limit: client.responseLimit, generation: generation) {
+            return kept
+        }
+        let response = try await compute()
+        listingCache.keep(response, command, arguments, limit: client.responseLimit, generation: generation)
+        return response
+    }
+}

@@ -37,10 +37,10 @@ extension MPDCommands {
             try await c.findAdd(a, caseSensitive: false, client)
         }),
         ("count", .read, { c, a, client throws(MPDError) in
-            try await c.count(a, client)
+            try await c.cachedListing("count", a, client) { () async throws(MPDError) in try await c.count(a, client) }
         }),
         ("list", .read, { c, a, client throws(MPDError) in
-            try await c.list(a, client)
+            try await c.cachedListing("list", a, client) { () async throws(MPDError) in try await c.list(a, client) }
         }),
         ("update", .admin, { c, a, client throws(MPDError) in
             try Arguments.count(a, 0...1)

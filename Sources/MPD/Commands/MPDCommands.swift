@@ -66,6 +66,8 @@ public final class MPDCommands: MPDCommandHandler {
     let state = Mutex(State())
     /// Library tracks by path, for the songs of `currentsong` and `playlistinfo`.
     let trackCache = TrackCache()
+    /// The last answers to `list` and `count`, by arguments.
+    let listingCache = ListingCache()
     /// The observations of the player, the now-playing centre and the session, kept while this lives.
     private let observations = Mutex<[Observation]>([])
 

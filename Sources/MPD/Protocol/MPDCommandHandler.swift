@@ -13,8 +13,10 @@ public protocol MPDCommandHandler: Sendable {
     /// Answers `request` (whose name is a key of ``commands``), or throws the error the client
     /// is sent as `ACK`. A command that fails changes nothing.
     ///
-    /// It runs on a task of the session's, never on the sockets' thread; it may wait for the
-    /// player or read the library.
+    /// It runs on the session's task and, called from the server's session, starts on the
+    /// connection's event loop (the MPD target is built with `NonisolatedNonsendingByDefault`):
+    /// work that blocks or takes long goes elsewhere (the library's reads executor); it may
+    /// wait for the player or read the library.
     func handle(_ request: MPDRequest, client: MPDClient) async throws(MPDError) -> MPDResponse
 
     /// The subsystems that changed since `idle` last returned are told to every session
