@@ -44,22 +44,25 @@ import Testing
         try await DaemonFixture.with { daemon in
             _ = try await daemon.playerctl("play")
             #expect(try await eventually { try await daemon.mpc("status").contains("[playing]") })
-            var latencies: [Duration] = []
+            // From playerctl's start (a process, a bus call), and from its return (the pause
+            // done), to the woken client's line read.
+            var latencies: [(fromStart: Duration, fromReturn: Duration)] = []
             for expected in ["[paused]", "[playing]", "[paused]"] {
                 let idler = try daemon.spawnMPDClient("idle", "player")
                 defer { idler.kill() }
                 _ = try await idler.waitForLine { $0.contains(#""step": "ready""#) }
                 let started = ContinuousClock.now
                 _ = try await daemon.playerctl("play-pause")
+                let returned = ContinuousClock.now
                 let line = try await idler.waitForLine(timeout: .seconds(5)) { $0.contains(#""step": "woken""#) }
-                latencies.append(ContinuousClock.now - started)
+                latencies.append((ContinuousClock.now - started, ContinuousClock.now - returned))
                 #expect(try json(line)["changed"] as? [String] == ["player"], "\(line)")
                 #expect(try await daemon.mpc("status").contains(expected))
                 _ = try await idler.waitForExit(timeout: .seconds(5))
             }
-            // From playerctl's start (a process, a bus call) to the woken client's line read.
-            print("idle wake latencies, playerctl started to the idle client's answer read: \(latencies)")
-            #expect(latencies.allSatisfy { $0 < .seconds(1) }, "\(latencies)")
+            print("idle wake latencies (from playerctl's start, from its return): \(latencies)")
+            // Within 1 s of the pause, however loaded the machine (playerctl's own start is not the daemon's).
+            #expect(latencies.allSatisfy { $0.fromReturn < .seconds(1) }, "\(latencies)")
         }
     }
 
@@ -308,6 +311,29 @@ import Testing
         }
     }
 
+    /// TCP on loopback only, on the port the log names (`--mpd-port 0` takes any free one); the
+    /// Unix socket is its owner's only.
+    @Test func tcpIsOnLoopbackOnlyAndTheSocketIsItsOwners() async throws {
+        try await DaemonFixture.with { daemon in
+            let log = daemon.process.capturedStdout
+            let match = try #require(log.firstMatch(of: /tcp=127\.0\.0\.1:(\d+)/), "\(log)")
+            let port = try #require(Int(match.1))
+            #expect(port > 0)
+            let output = try await ChildProcess.run(
+                "mpc", ["-h", "127.0.0.1", "-p", "\(port)", "status"], environment: ["PATH": "/usr/bin:/bin"])
+            #expect(output.succeeded && output.stdout.contains("volume:"), "\(output)")
+            // Not reachable on the machine's other addresses.
+            let addresses = ((try? await ChildProcess.run("hostname", ["-I"]))?.stdout ?? "").split(separator: " ")
+            for address in addresses.map(String.init) where address.contains(".") && !address.hasPrefix("127.") {
+                #expect(!canConnect(toTCPPort: port, at: address), "MPD answers on \(address):\(port)")
+            }
+            var info = stat()
+            #expect(stat(daemon.mpdSocket, &info) == 0)
+            #expect(info.st_mode & S_IFMT == S_IFSOCK)
+            #expect(info.st_mode & 0o777 == 0o600, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        }
+    }
+
     /// A port another program holds (a real mpd, say) costs MPD clients only: the log says MPD
     /// cannot listen, and the daemon serves MPRIS on.
     @Test func aTakenPortCostsOnlyTheMPDFace() async throws {
@@ -431,13 +457,13 @@ func freeTCPPort() throws -> Int {
     return listener.port
 }
 
-/// Whether something accepts connections on the loopback `port`.
-func canConnect(toTCPPort port: Int) -> Bool {
+/// Whether something accepts connections on `port` at the IPv4 `host` (loopback by default).
+func canConnect(toTCPPort port: Int, at host: String = "127.0.0.1") -> Bool {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(descriptor) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_addr.s_addr = inet_addr(host)
     address.sin_port = UInt16(port).bigEndian
     return withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
