@@ -13,6 +13,8 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct MPDDaemonTests {
     // MARK: mpc
 
+    /// What an mpc user types: status, ls, add, play, current, each without a warning on stderr
+    /// (a command mpc expected and did not get); `mpc current` follows a playerctl next.
     @Test func mpcBrowsesQueuesPlaysAndFollowsPlayerctl() async throws {
         try await DaemonFixture.with { daemon in
             let tracks = daemon.library.tracks
