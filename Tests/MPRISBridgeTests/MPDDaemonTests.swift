@@ -355,6 +355,40 @@ import Testing
         }
     }
 
+    /// A filter whose regular expression costs much per value (linear, but hundreds of
+    /// instructions), over 2,000 tracks: the count is answered within its bound (10 s) or
+    /// refused at it, instead of holding a reader for minutes; and while such a search runs,
+    /// SIGTERM stops the daemon at once, cleanly (checked by the fixture's stop).
+    @Test func aCostlySearchIsBoundedAndDoesNotHoldShutdown() async throws {
+        let library = try await GeneratedLibrary.makeCopies(prefix: "bridge-mpd-costly", seconds: 1) {
+            (0..<2_000).map { index in
+                let title = "Song \(index) with a title as long as real ones are"
+                return (
+                    LibraryTrack(
+                        path: "Artist \(index / 100)/\(title).ogg", format: .ogg, seconds: 1, title: title, trackNumber: 1),
+                    artist: "Artist \(index / 100)")
+            }
+        }
+        let costly = #"count "(Title =~ '(.?.?.?.?.?.?.?.?.?.?){60}Q')""#
+        try await DaemonFixture.with(library: library) { daemon in
+            let started = ContinuousClock.now
+            let reply = try await daemon.mpdRaw(costly)[0]
+            let elapsed = ContinuousClock.now - started
+            print("a costly count over 2,000 tracks: \(reply.last ?? "") after \(elapsed)")
+            #expect(elapsed < .seconds(15), "\(reply)")
+            #expect(
+                reply.last == "OK" || reply.last?.hasPrefix("ACK [52@0] {count} the search took longer than") == true,
+                "\(reply)")
+
+            // Another, running when the test ends: once the daemon has spent 0.3 s of CPU on it.
+            let searcher = try daemon.spawnMPDClient("raw", "ping", costly)
+            defer { searcher.kill() }
+            _ = try await searcher.waitForLine { $0.contains(#""command": "ping""#) }
+            let before = cpuTicks(of: daemon.process.pid)
+            #expect(try await eventually { cpuTicks(of: daemon.process.pid) - before >= 30 })
+        }
+    }
+
     /// Paths out of the library, absolute paths and `file:` URLs are answered with ACK by every
     /// command that takes a song, and queue nothing; no reply holds the file's content.
     @Test func pathsOutOfTheLibraryAreRefused() async throws {
@@ -420,6 +454,17 @@ func eventually(timeout: Duration = .seconds(5), _ condition: () async throws ->
 func sha256(of path: String) async throws -> String {
     let output = try await ChildProcess.run("sha256sum", [path]).check()
     return String(output.stdout.prefix { $0 != " " })
+}
+
+/// The CPU time process `pid` has used, user and system, in clock ticks (1/100 s).
+func cpuTicks(of pid: Int32) -> Int {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let end = stat.lastIndex(of: ")")
+    else { return 0 }
+    // After the command's closing parenthesis: state is field 3, utime 14, stime 15.
+    let fields = stat[stat.index(after: end)...].split(separator: " ")
+    guard fields.count > 12 else { return 0 }
+    return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
 }
 
 /// A TCP socket listening on a free loopback port, held until ``close()``.
