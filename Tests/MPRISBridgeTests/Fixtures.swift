@@ -150,7 +150,22 @@ struct DaemonFixture: Sendable {
             environment: bus.environment.merging(environment) { _, added in added })
         let fixture = DaemonFixture(bus: bus, library: library, process: process)
         _ = try await process.waitForLine(timeout: .seconds(20)) { $0.contains("ready:") }
+        // "ready:" tells the queue is restored; the MPD face listens once the library is open,
+        // which may be a moment later: a test's first mpc must not find the socket missing.
+        if !mpd.isEmpty { try await fixture.waitForMPD() }
         return fixture
+    }
+
+    /// Returns once the daemon logs that its MPD face listens; throws after `timeout`.
+    func waitForMPD(timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !process.capturedStdout.contains("MPD server listening") {
+            guard ContinuousClock.now < deadline else {
+                throw ChildProcessError.outputEnded(
+                    command: process.command, pid: process.pid, stdout: process.capturedStdout, stderr: "MPD never listened")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     /// Runs a fresh library through `body` with a daemon serving it, then stops both.

@@ -148,9 +148,11 @@ extension MPDCommands {
         let (filter, rest) = try MPDFilter.parse(arguments[...], caseSensitive: caseSensitive)
         let options = try SearchOptions(rest, allowsPosition: allowsPosition)
         let limit = MPDCommands.maximumSongsMatched
+        let deadline = MPDCommands.filteredWalkDeadline()
         var songs: [MPDSong] = try await read { library in
             var songs: [MPDSong] = []
             try library.forEachTrack(inFolder: filter.basePath) { track in
+                try MPDCommands.checkFilteredWalk(until: deadline)
                 let song = MPDSong(track)
                 if filter.matches(song) { songs.append(song) }
                 guard songs.count <= limit else {
@@ -168,6 +170,24 @@ extension MPDCommands {
     /// The most songs a search collects before it answers an error: the response would be
     /// over its bound long before.
     static let maximumSongsMatched = 100_000
+
+    /// The longest a search, count or list may walk the index. A regular expression is linear in
+    /// each value, but one of a few hundred instructions (`(.?.?.?.?.?){60}x`) costs milliseconds
+    /// per value: over 50,000 tracks, minutes of a reader thread (4 serve every client), and of
+    /// the daemon's shutdown, which waits for the commands running.
+    static let maximumFilteredWalkDuration: Duration = .seconds(10)
+
+    /// When a filtered walk starting now must have ended.
+    static func filteredWalkDeadline() -> ContinuousClock.Instant { .now + maximumFilteredWalkDuration }
+
+    /// Ends a filtered walk, at a track, whose client's command was cancelled (the server
+    /// stopping) or that ran past `deadline`.
+    static func checkFilteredWalk(until deadline: ContinuousClock.Instant) throws(MPDError) {
+        if Task.isCancelled { throw MPDError(.system, "cancelled: the server is stopping") }
+        guard ContinuousClock.now < deadline else {
+            throw MPDError(.system, "the search took longer than \(maximumFilteredWalkDuration); narrow it")
+        }
+    }
 
     func find(_ arguments: [String], caseSensitive: Bool, _ client: MPDClient) async throws(MPDError) -> MPDResponse {
         let (songs, _) = try await songs(arguments, caseSensitive: caseSensitive, allowsPosition: false)
@@ -225,9 +245,11 @@ extension MPDCommands {
             guard let tag = MPDTag(name: name) else { throw .argument("Unknown tag type: \(name)") }
             group = tag
         }
+        let deadline = MPDCommands.filteredWalkDeadline()
         let totals: [String: (songs: Int, seconds: Double)] = try await read { [filter, group] library in
             var totals: [String: (songs: Int, seconds: Double)] = [:]
             try library.forEachTrack(inFolder: filter?.basePath) { track in
+                try MPDCommands.checkFilteredWalk(until: deadline)
                 let song = MPDSong(track)
                 guard filter?.matches(song) ?? true else { return true }
                 let keys = group.map { MPDCommands.values(of: $0, in: song) } ?? [""]
@@ -287,9 +309,11 @@ extension MPDCommands {
             guard groups.count < 4 else { throw .argument("too many groups") }
             groups.append(group)
         }
+        let deadline = MPDCommands.filteredWalkDeadline()
         let rows: Set<[String]> = try await read { [filter, groups] library in
             var rows = Set<[String]>()
             try library.forEachTrack(inFolder: filter?.basePath) { track in
+                try MPDCommands.checkFilteredWalk(until: deadline)
                 let song = MPDSong(track)
                 guard filter?.matches(song) ?? true else { return true }
                 var combinations: [[String]] = [[]]

@@ -142,9 +142,15 @@ public final class MPDCommands: MPDCommandHandler {
     // MARK: Arguments
 
     /// Reads the library (or a file) off the shared threads; an error reading becomes `ACK [52]`.
+    /// Cancelling the calling task cancels the read's (a long walk checks `Task.isCancelled`).
     func read<T: Sendable>(_ body: @escaping @Sendable (MusicLibrary) throws -> T) async throws(MPDError) -> T {
         let library = environment.library
-        let result: Result<T, any Error> = await Task(executorPreference: reads) { Result { try body(library) } }.value
+        let reading = Task(executorPreference: reads) { Result { try body(library) } }
+        let result: Result<T, any Error> = await withTaskCancellationHandler {
+            await reading.value
+        } onCancel: {
+            reading.cancel()
+        }
         switch result {
         case .success(let value): return value
         case .failure(let error as MPDError): throw error
