@@ -53,6 +53,8 @@ extension MPDCommands {
                 // `play -1` is mpd's "play, resuming the current song".
                 if position >= 0 { return try await c.play(position: position) }
             }
+            // As mpd, playing an empty queue does nothing.
+            guard await c.environment.player.queueSummary.count > 0 else { return client.response() }
             try await c.perform(c.environment.commands.playCommand, RemoteCommandEvent(), "play")
             return client.response()
         }),
@@ -62,13 +64,17 @@ extension MPDCommands {
                 let id = try Arguments.integer(id)
                 if id >= 0 { return try await c.play(songID: id) }
             }
+            guard await c.environment.player.queueSummary.count > 0 else { return client.response() }
             try await c.perform(c.environment.commands.playCommand, RemoteCommandEvent(), "play")
             return client.response()
         }),
         ("pause", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 0...1)
             let commands = c.environment.commands
-            switch try a.first.map(Arguments.boolean) {
+            let pause = try a.first.map(Arguments.boolean)
+            // As mpd, pausing (or toggling) when stopped does nothing: it does not start playback.
+            guard await c.environment.player.queueSummary.state != .stopped else { return client.response() }
+            switch pause {
             case nil: try await c.perform(commands.togglePlayPauseCommand, RemoteCommandEvent(), "pause")
             case true?: try await c.perform(commands.pauseCommand, RemoteCommandEvent(), "pause")
             case false?:
@@ -86,11 +92,13 @@ extension MPDCommands {
         }),
         ("next", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 0...0)
+            try await c.requirePlaying()
             try await c.perform(c.environment.commands.nextTrackCommand, RemoteCommandEvent(), "go to the next song")
             return client.response()
         }),
         ("previous", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 0...0)
+            try await c.requirePlaying()
             try await c.perform(
                 c.environment.commands.previousTrackCommand, RemoteCommandEvent(), "go to the previous song")
             return client.response()
@@ -124,15 +132,14 @@ extension MPDCommands {
         }),
         ("setvol", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 1...1)
-            let volume = try Arguments.integer(a[0])
-            guard (0...100).contains(volume) else { throw .argument("Invalid volume value") }
+            let volume = try Arguments.unsigned(a[0], maximum: 100)
             try await c.setVolume(volume)
             return client.response()
         }),
         ("volume", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 1...1)
             let change = try Arguments.integer(a[0])
-            guard (-100...100).contains(change) else { throw .argument("Invalid volume value") }
+            guard (-100...100).contains(change) else { throw .argument("Number too large: \(a[0])") }
             try await c.setVolume(min(100, max(0, c.volumePercent + change)))
             return client.response()
         }),
@@ -162,7 +169,7 @@ extension MPDCommands {
             case "0": mode = .off
             case "1": mode = .on
             case "oneshot": mode = .oneshot
-            default: throw .argument("Boolean (0/1) or \"oneshot\" expected: \(a[0])")
+            default: throw .argument("Unrecognized single mode, expected 0, 1, or oneshot")
             }
             try await c.setSingle(mode)
             return client.response()
@@ -187,7 +194,7 @@ extension MPDCommands {
             // here the player's album mode already falls back to track gain per track.
             let name = a[0] == "auto" ? "album" : a[0]
             guard let mode = AudioSession.ReplayGainMode(rawValue: name) else {
-                throw .argument("Unrecognized replay gain mode: \(a[0])")
+                throw .argument("Unrecognized replay gain mode")
             }
             do {
                 try await c.environment.audioSession.setReplayGain(mode)
@@ -260,6 +267,14 @@ extension MPDCommands {
     }
 
     // MARK: Acting
+
+    /// mpd's `next` and `previous` move only a playing (or paused) queue; stopped, they answer
+    /// ACK 55 (its clients rely on it to know nothing happened).
+    func requirePlaying() async throws(MPDError) {
+        guard await environment.player.queueSummary.state != .stopped else {
+            throw MPDError(.playerSync, "Not playing")
+        }
+    }
 
     /// Performs a command of the command centre as MPRIS does; a refusal becomes an `ACK`.
     func perform<Event: Sendable>(_ command: RemoteCommand<Event>, _ event: Event, _ action: String) async throws(MPDError) {

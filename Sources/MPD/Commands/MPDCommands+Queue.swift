@@ -15,14 +15,16 @@ extension MPDCommands {
         ("add", .add, { c, a, client throws(MPDError) in
             try Arguments.count(a, 1...2)
             let items = try await c.items(for: a[0], foldersAllowed: true)
-            let destination = try a.count > 1 ? MPDCommands.destination(a[1]) : nil
+            let count = await c.environment.player.queueSummary.count
+            let destination = try a.count > 1 ? MPDCommands.destination(a[1], maximum: count) : nil
             _ = try await c.insert(items, at: destination)
             return client.response()
         }),
         ("addid", .add, { c, a, client throws(MPDError) in
             try Arguments.count(a, 1...2)
             let items = try await c.items(for: a[0], foldersAllowed: false)
-            let destination = try a.count > 1 ? MPDCommands.destination(a[1]) : nil
+            let count = await c.environment.player.queueSummary.count
+            let destination = try a.count > 1 ? MPDCommands.destination(a[1], maximum: count) : nil
             let ids = try await c.insert(items, at: destination)
             var response = client.response()
             if let id = ids.first { try response.add("Id", id) }
@@ -31,6 +33,7 @@ extension MPDCommands {
         ("delete", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 1...1)
             let range = try Arguments.range(a[0], count: await c.environment.player.queueSummary.count)
+            guard !range.isEmpty else { return client.response() }
             try await c.edit { try await $0.removeEntries(atPositions: range) }
             return client.response()
         }),
@@ -43,15 +46,16 @@ extension MPDCommands {
         ("move", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 2...2)
             let count = await c.environment.player.queueSummary.count
-            let range = try Arguments.range(a[0], count: count)
-            let target = try MPDCommands.destination(a[1])
+            let range = try Arguments.entries(a[0], count: count)
+            let target = try MPDCommands.destination(a[1], maximum: count - 1)
             try await c.edit { try await $0.moveEntries(atPositions: range, to: target) }
             return client.response()
         }),
         ("moveid", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 2...2)
             let id = try Arguments.unsigned(a[0])
-            let target = try MPDCommands.destination(a[1])
+            let count = await c.environment.player.queueSummary.count
+            let target = try MPDCommands.destination(a[1], maximum: count - 1)
             try await c.edit { try await $0.moveEntry(songID: id, to: target) }
             return client.response()
         }),
@@ -64,6 +68,7 @@ extension MPDCommands {
             try Arguments.count(a, 0...1)
             let count = await c.environment.player.queueSummary.count
             let range = try a.first.map { text throws(MPDError) in try Arguments.range(text, count: count) }
+            guard range?.isEmpty != true, count > 0 else { return client.response() }
             try await c.edit { try await $0.shuffleEntries(atPositions: range) }
             return client.response()
         }),
@@ -165,12 +170,13 @@ extension MPDCommands {
 
     /// A place in the queue as mpd 0.23 writes it: a position, or `+N`/`-N` relative to the
     /// current entry (`+0` right after it, `-0` right before it), resolved as the edit runs.
-    static func destination(_ text: String) throws(MPDError) -> QueueDestination {
+    /// A position over `maximum` is refused as mpd words it ("Number too large").
+    static func destination(_ text: String, maximum: Int) throws(MPDError) -> QueueDestination {
         if let sign = text.first, sign == "+" || sign == "-" {
             let offset = try Arguments.unsigned(String(text.dropFirst()))
             return sign == "+" ? .afterCurrent(offset: offset) : .beforeCurrent(offset: offset)
         }
-        return .position(try Arguments.unsigned(text))
+        return .position(try Arguments.unsigned(text, maximum: max(0, maximum)))
     }
 
     /// Inserts `items` at `destination` (the end when nil); returns their song ids.
