@@ -157,6 +157,11 @@ extension MPDCommands {
         ("random", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 1...1)
             let on = try Arguments.boolean(a[0])
+            // mpd forgets the current song when random changes while stopped (its play order
+            // is drawn anew); playing, it keeps it.
+            if await c.environment.player.queueSummary.state == .stopped {
+                c.state.withLock { $0.lastActiveSongID = nil }
+            }
             try await c.perform(
                 c.environment.commands.changeShuffleModeCommand,
                 ChangeShuffleModeCommandEvent(shuffleType: on ? .items : .off), "change the random mode")
@@ -201,12 +206,16 @@ extension MPDCommands {
             } catch {
                 throw MPDError(.system, "cannot set the ReplayGain mode: \(error)")
             }
+            c.state.withLock { $0.replayGainAuto = a[0] == "auto" }
             return client.response()
         }),
         ("replay_gain_status", .read, { c, a, client throws(MPDError) in
             try Arguments.count(a, 0...0)
             var response = client.response()
-            try response.add("replay_gain_mode", c.environment.audioSession.replayGain.rawValue)
+            let mode = c.environment.audioSession.replayGain
+            // `auto` reads back as the client set it, unless the mode changed since (from MPRIS).
+            let auto = mode == .album && c.state.withLock { $0.replayGainAuto }
+            try response.add("replay_gain_mode", auto ? "auto" : mode.rawValue)
             return response
         }),
     ]
@@ -222,6 +231,8 @@ extension MPDCommands {
 
     func status(_ client: MPDClient) async throws(MPDError) -> MPDResponse {
         let summary = await environment.player.queueSummary
+        // The version a client reads here is one it may ask `plchanges` about.
+        await noteQueueRevision()
         var response = client.response()
         try response.add("volume", Int((summary.volume * 100).rounded()))
         try response.add("repeat", summary.repeatMode == .off ? 0 : 1)
@@ -234,18 +245,19 @@ extension MPDCommands {
         try response.add("mixrampdb", 0)
         let state = summary.state
         try response.add("state", state == .playing ? "play" : state == .stopped ? "stop" : "pause")
-        if let position = summary.currentPosition, let id = summary.currentSongID {
-            try response.add("song", position)
-            try response.add("songid", id)
+        let current = visibleCurrent(summary)
+        if let current {
+            try response.add("song", current.position)
+            try response.add("songid", current.songID)
         }
-        if state != .stopped, summary.currentPosition != nil {
+        if state != .stopped, current != nil {
             let elapsed = summary.elapsed
             try response.add("time", "\(Int(elapsed.seconds.rounded())):\(Int((summary.duration?.seconds ?? 0).rounded()))")
             try response.add("elapsed", MPDFormat.seconds(elapsed))
             if let duration = summary.duration { try response.add("duration", MPDFormat.seconds(duration)) }
             try response.add("bitrate", 0)
         }
-        if let position = summary.nextPosition, let id = summary.nextSongID {
+        if current != nil, let position = summary.nextPosition, let id = summary.nextSongID {
             try response.add("nextsong", position)
             try response.add("nextsongid", id)
         }

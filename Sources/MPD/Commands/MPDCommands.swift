@@ -76,6 +76,14 @@ public final class MPDCommands: MPDCommandHandler {
         var playingSince: ContinuousClock.Instant?
         /// The last covers read, for clients that read them in chunks.
         var covers = RecentCovers()
+        /// The song id of the entry last playing or paused. mpd has no current song in a queue
+        /// that has not played since it was filled (nor after `random` changes while stopped):
+        /// stopped, the player's current entry is shown only if it is this one.
+        var lastActiveSongID: Int?
+        /// Whether the client asked for ReplayGain `auto` (played here as album gain).
+        var replayGainAuto = false
+        /// The song ids of the queue's last few revisions, oldest first, for `plchanges`.
+        var queueHistory: [(revision: Int, songIDs: [Int])] = []
     }
 
     public var commands: [String: MPDPermissions] { MPDCommands.table.mapValues(\.permission) }
@@ -116,7 +124,9 @@ public final class MPDCommands: MPDCommandHandler {
     /// Follows the player and the audio session, and posts what changed; counts playing time.
     private func observe() async -> [Observation] {
         let changes = self.changes
-        let player = await environment.player.observeEvents { events in
+        let player = await environment.player.observeEvents { [weak self] events in
+            if events.contains(.player) { Task { await self?.noteActiveEntry() } }
+            if events.contains(.queue) { Task { await self?.noteQueueRevision() } }
             var subsystems: MPDSubsystems = []
             if events.contains(.queue) { subsystems.insert(.playlist) }
             if events.contains(.player) { subsystems.insert(.player) }
@@ -130,6 +140,22 @@ public final class MPDCommands: MPDCommandHandler {
             self?.notePlaying(update.current?.playbackState == .playing)
         }
         return [player, session, nowPlaying]
+    }
+
+    /// Remembers the entry playing or paused now (see ``State/lastActiveSongID``).
+    func noteActiveEntry() async {
+        _ = visibleCurrent(await environment.player.queueSummary)
+    }
+
+    /// The current entry's position and song id as mpd shows them: playing or paused, the
+    /// player's; stopped, only the entry that last played (nil for a queue not played since).
+    func visibleCurrent(_ summary: QueueSummary) -> (position: Int, songID: Int)? {
+        guard let position = summary.currentPosition, let id = summary.currentSongID else { return nil }
+        if summary.state != .stopped {
+            state.withLock { $0.lastActiveSongID = id }
+            return (position, id)
+        }
+        return state.withLock { $0.lastActiveSongID } == id ? (position, id) : nil
     }
 
     /// Starts or stops the playing-time clock as the player plays or not.
@@ -195,7 +221,7 @@ enum Arguments {
         guard let value = Double(text), value.isFinite, abs(value) < 1e9 else {
             throw .argument("Float expected: \(text)")
         }
-        guard signed || value >= 0 else { throw .argument("Number is negative: \(text)") }
+        guard signed || value >= 0 else { throw .argument("Negative value not allowed: \(text)") }
         return value
     }
 
