@@ -1,7 +1,11 @@
 """Sends the same MPD command sequences to a real mpd and to mpris-bridge's MPD face over raw
 sockets, and compares their answers line by line after normalising what legitimately differs.
 
-Usage: mpd_conformance.py MPD_SOCKET BRIDGE_SOCKET [--text] [--only SUBSTRING]
+Usage: mpd_conformance.py MPD_SOCKET BRIDGE_SOCKET [--text] [--only STEP] [--wait]
+
+With --wait, first waits (at most 20 s) for both sockets to accept and for mpd to have read the
+library (an `update`, then until `status` shows no update running and `stats` as many songs as
+the bridge).
 
 Both servers must serve the same library, with an empty queue, stopped, volume 100 (mpd with a
 software mixer on its null output) and default options. Each command's comparison is printed as
@@ -221,8 +225,12 @@ KNOWN = {
     "folder-cover": "albumart also finds folder.* and front.* covers, as most players do; mpd 0.23 only cover.*",
     "starts_with": "the filter accepts mpd 0.24's starts_with",
     "stored-playlists": "stored playlists are the library's playlist files, named by their path, read-only",
+    "tagtype-message": "an unknown tag type is named in the ACK message",
+    "trailing-slash": "a folder named with a trailing slash is the folder (mpd: No such directory)",
     "listfiles": "listfiles (the folder's files as on disk, in readdir order) is not offered",
     "prio": "no priorities: random is the player's shuffle",
+    "extinf-name": "mpd gives a playlist's songs its #EXTINF title as their Name tag (Name is a stream's); "
+                   "the bridge shows the songs' own tags",
     "idle-clear": "clearing a stopped queue also wakes `player` (its current song is gone)",
 }
 
@@ -242,12 +250,13 @@ STEPS = [
     ("tagtypes", [
         "tagtypes clear", "tagtypes", "find artist " + q("The Square Waves") + " window 0:1",
         "tagtypes enable Artist Title", "tagtypes", "lsinfo " + q(B2),
-        "tagtypes disable Artist", "tagtypes", "tagtypes enable Nonsense", "tagtypes all",
+        "tagtypes disable Artist", "tagtypes", known("tagtype-message", "tagtypes enable Nonsense"), "tagtypes all",
     ]),
     ("lsinfo", [
         "lsinfo", "lsinfo \"\"", "lsinfo /", "lsinfo " + q("Sine Wave Ensemble"), "lsinfo " + q(A),
         "lsinfo " + q(A1), "lsinfo " + q("Missing"), "lsinfo " + q(A + "/missing.ogg"),
-        "lsinfo Favourites.m3u",
+        "lsinfo Favourites.m3u", "lsinfo " + q(A + "/Live"), "lsinfo " + q(A + "/best.m3u"),
+        "listplaylist " + q(A + "/best.m3u"), known("trailing-slash", "add " + q(A + "/")),
     ]),
     ("listall", [
         "listall", "listall " + q("Sine Wave Ensemble"), "listall " + q(A1), "listall Missing",
@@ -300,8 +309,10 @@ STEPS = [
         "moveid {id:0} 99", "swap 0 1", "swapid {id:0} {id:1}", "swap 0 99", "playlistinfo",
         known("prio", "prio 1 0"), known("prio", "prioid 1 {id:0}"), "play 2", ("wait", "state", "play"),
         "move 2 0", "status", "delete 0", "status", "delete 1:3", "status", "move 0 3", "status",
-        "playlistinfo", "clear", "playlistinfo", "status", "delete 0", "shuffle 0:1", "add " + q(A), "shuffle",
-        "playlistlength_not_a_command",
+        "playlistinfo", "clear", "playlistinfo", "status", "delete 0", "shuffle 0:1", "add " + q(A), "shuffle", "status", ("quiet", "clear"), "add " + q(A),
+        "playlistlength_not_a_command", "plchanges -1", "plchangesposid x", "deleteid x", "deleteid -1",
+        "playlistid -1", "playlistid x", "swap x 1", "seek 0 -1", "move 0: 1", "delete 0:", "delete 8",
+        "shuffle 3:2",
     ]),
     ("playing", [
         "add " + q(A), "add " + q(B), "play 1", ("wait", "state", "play"), "status", "currentsong",
@@ -318,7 +329,7 @@ STEPS = [
         "consume 1", "status", "play 0", ("wait", "state", "play"), "next", ("wait", "song", "0"), "status",
         "playlistinfo", "consume 0", "stop", ("wait", "state", "stop"), "random 1",
         ("mask", {"nextsong", "nextsongid"}, "status"), "random 0", "status",
-        "play 7", ("wait", "state", "play"), "status", "repeat 1", "status", "single 1", "status",
+        "play 6", ("wait", "state", "play"), "status", "repeat 1", "status", "single 1", "status",
     ]),
     ("seek", [
         "add " + q(A), "add " + q(B),
@@ -341,10 +352,10 @@ STEPS = [
                  "enableoutput x", "outputs"]),
     ("playlists", [
         known("stored-playlists", "listplaylists"), "listplaylist Missing",
-        "listplaylist Favourites.m3u", "listplaylistinfo Favourites.m3u",
-        "load Favourites.m3u", "playlistinfo", "load Favourites.m3u 1:2", "playlistinfo", "load Missing",
-        "load Favourites.m3u 5:9", "load Favourites.m3u 0:1 0", "playlistinfo", "clear",
-        known("stored-playlists", "save Mine"), known("stored-playlists", "rm Favourites.m3u"),
+        "listplaylist Favourites.m3u", known("extinf-name", "listplaylistinfo Favourites.m3u"),
+        "load Favourites.m3u", "load Favourites.m3u 1:2", "load Missing", "load Favourites.m3u 5:9",
+        "load Favourites.m3u 0:1 0", known("extinf-name", "playlistinfo"), "playlist", "clear",
+        known("stored-playlists", "rm Favourites.m3u"),
     ]),
     ("findadd", [
         "findadd artist " + q("The Square Waves"), "playlistinfo", "clear",
@@ -375,8 +386,8 @@ STEPS = [
         ("idle", "idle", "random 1"),
         ("noidle",),
     ]),
-    ("commands", [("commands",)]),
     ("final", ["status", "stats"]),
+    ("commands", [("commands",)]),
 ]
 
 
@@ -457,6 +468,29 @@ def run_step(servers, item, step, emit, reason=None):
         raise ValueError(kind)
 
 
+def wait_until_ready(mpd_path, bridge_path):
+    deadline = time.monotonic() + 20
+    connections = []
+    for path in (mpd_path, bridge_path):
+        while True:
+            try:
+                connections.append(Connection(path))
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+    mpd, bridge = connections
+    mpd.command("update")
+    songs = bridge.value("stats", "songs")
+    while mpd.value("status", "updating_db") is not None or mpd.value("stats", "songs") != songs:
+        if time.monotonic() > deadline:
+            raise TimeoutError("mpd did not read the library in time")
+        time.sleep(0.05)
+    mpd.close()
+    bridge.close()
+
+
 def main():
     arguments = sys.argv[1:]
     text = "--text" in arguments
@@ -465,6 +499,9 @@ def main():
         only = arguments[arguments.index("--only") + 1]
         arguments.remove(only)
         arguments.remove("--only")
+    if "--wait" in arguments:
+        arguments.remove("--wait")
+        wait_until_ready(*[a for a in arguments if a != "--text"])
     arguments = [a for a in arguments if a != "--text"]
     servers = [Server("mpd", arguments[0]), Server("bridge", arguments[1])]
     counts = {"commands": 0, "different": 0, "known": 0}
