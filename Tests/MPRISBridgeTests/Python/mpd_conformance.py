@@ -182,10 +182,10 @@ def normalise(server, lines, masked=()):
         key, value = line.split(": ", 1)
         if key in DROPPED:
             continue
-        if key in ID_KEYS:
-            value = server.id_name(value)
-        elif (key == "playlist" and status) or key in MASKED or key in masked:
+        if (key == "playlist" and status) or key in MASKED or key in masked:
             value = "*"
+        elif key in ID_KEYS:
+            value = server.id_name(value)
         elif key in ("duration", "Time"):
             value = str(round(float(value)))
         result.append("%s: %s" % (key, value))
@@ -210,7 +210,7 @@ def q(text):
 #: Sent quietly before each step: the bridge queues the library when it starts, mpd keeps its last
 #: state, and a step starts from an empty, stopped queue with default options.
 RESET = ["stop", "clear", "setvol 100", "repeat 0", "random 0", "single 0", "consume 0", "crossfade 0",
-         "replay_gain_mode off", "tagtypes all", "binarylimit 8192"]
+         "replay_gain_mode off", "tagtypes all", "binarylimit 8192", "enableoutput 0"]
 
 #: Answers the bridge gives on purpose unlike mpd 0.23, each with why. They are compared and
 #: reported, but do not count as differences.
