@@ -56,6 +56,7 @@ extension MPDCommands {
             // As mpd, playing an empty queue does nothing.
             guard await c.environment.player.queueSummary.count > 0 else { return client.response() }
             try await c.perform(c.environment.commands.playCommand, RemoteCommandEvent(), "play")
+            await c.noteActiveEntry()
             return client.response()
         }),
         ("playid", .control, { c, a, client throws(MPDError) in
@@ -66,6 +67,7 @@ extension MPDCommands {
             }
             guard await c.environment.player.queueSummary.count > 0 else { return client.response() }
             try await c.perform(c.environment.commands.playCommand, RemoteCommandEvent(), "play")
+            await c.noteActiveEntry()
             return client.response()
         }),
         ("pause", .control, { c, a, client throws(MPDError) in
@@ -331,6 +333,7 @@ extension MPDCommands {
             throw error.mpdError
         }
         try MPDCommands.check(status, "play song \(position)")
+        await noteActiveEntry()
         return MPDResponse()
     }
 
@@ -342,6 +345,7 @@ extension MPDCommands {
             throw error.mpdError
         }
         try MPDCommands.check(status, "play song id \(songID)")
+        await noteActiveEntry()
         return MPDResponse()
     }
 

@@ -176,9 +176,13 @@ extension MPDCommands {
             ?? 0..<now.songIDs.count
         guard version - 1 != now.revision else { return [] }
         let old = state.withLock { state in state.queueHistory.first { $0.revision == version - 1 }?.songIDs }
-        let entries = await environment.player.queueEntries(in: positions)
-        guard let old else { return entries }
-        return entries.filter { entry in entry.position >= old.count || old[entry.position] != entry.songID }
+        guard let old else { return await environment.player.queueEntries(in: positions) }
+        // Compared on the ids alone; entries are built only between the first and last changed.
+        let changed = positions.filter { $0 >= old.count || old[$0] != now.songIDs[$0] }
+        guard let first = changed.first, let last = changed.last else { return [] }
+        return await environment.player.queueEntries(in: first..<last + 1).filter { entry in
+            entry.position >= old.count || old[entry.position] != entry.songID
+        }
     }
 
     /// Swaps the entries at two positions: two moves, the later entry first, so that neither
