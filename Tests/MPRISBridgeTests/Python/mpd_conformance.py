@@ -338,8 +338,9 @@ STEPS = [
         "add " + q(A), "add " + q(B),
         "seek 0 5", ("wait", "state", "play"), ("elapsed", 5), "status", "seekcur +2", "seekcur -1", "seekcur 3",
         "seekid {id:1} 2", ("wait", "song", "1"), "status", "seek 99 1", "seekid 99999 1", "seek 0 abc",
-        "seekcur x", "seek 0 99999", "pause 1", ("wait", "state", "pause"), "seekcur 4", "status",
-        "stop", ("wait", "state", "stop"), "seekcur 2",
+        "seekcur x", "pause 1", ("wait", "state", "pause"), "seekcur 4", "status",
+        # Past the end the song ends, and the next starts when the decoder says: no status after.
+        "seek 0 99999", "stop", ("wait", "state", "stop"), "seekcur 2",
     ]),
     ("volume", [
         "setvol 50", "getvol", "status", "volume +10", "getvol", "volume -100", "getvol", "volume 500",
