@@ -17,7 +17,8 @@ What is normalised, and why:
   renamed in order of first appearance within a step, so the same entry has the same name on both;
 - playlist versions (`playlist:`; plchanges' VERSION argument is each server's own);
 - times that run on (elapsed, time, uptime, playtime, db_update) and a song's duration, which
-  decoders measure to different precision (both are rounded to whole seconds);
+  decoders measure to different precision (both are rounded to whole seconds; `status`' duration,
+  the decoder's own estimate while it plays, is not compared);
 - lines mpd writes about the decoded stream that the bridge does not have (Format, audio, bitrate);
 - outputs' names and plugins (mpd's is the null output of its test configuration);
 - `config`'s music_directory (the same folder, spelled by each).
@@ -132,11 +133,11 @@ class Server:
             time.sleep(0.02)
         raise TimeoutError("%s: status never had %s: %s" % (self.name, key, wanted))
 
-    def wait_elapsed(self, seconds):
+    def wait_elapsed(self, seconds, below=False):
         deadline = time.monotonic() + TIMEOUT
         while time.monotonic() < deadline:
             value = self.main.value("status", "elapsed")
-            if value is not None and float(value) >= seconds:
+            if value is not None and (float(value) < seconds if below else float(value) >= seconds):
                 return
             time.sleep(0.02)
         raise TimeoutError("%s: elapsed never reached %s" % (self.name, seconds))
@@ -182,7 +183,7 @@ def normalise(server, lines, masked=()):
         key, value = line.split(": ", 1)
         if key in DROPPED:
             continue
-        if (key == "playlist" and status) or key in MASKED or key in masked:
+        if (key in ("playlist", "duration") and status) or key in MASKED or key in masked:
             value = "*"
         elif key in ID_KEYS:
             value = server.id_name(value)
@@ -404,6 +405,15 @@ STEPS = [
         "find \"(file =~ 'Live')\"", "list title \"(base 'Sine Wave Ensemble/Pure Tones/Live')\"",
         known("one-output", "disableoutput 0"), known("one-output", "outputs"),
     ]),
+    ("song-end", [
+        # What each mode does when a song ends by itself: a seek to a second before its end.
+        "add " + q(A), "single oneshot", "seek 1 19", ("wait", "state", "play"), ("wait", "state", "pause"),
+        "status", "currentsong", "stop", ("wait", "state", "stop"),
+        "single 1", "seek 1 19", ("wait", "state", "play"), ("wait", "state", "pause"), "status",
+        "stop", ("wait", "state", "stop"), "single 0", "consume 1", "seek 1 19", ("wait", "state", "play"),
+        ("wait", "playlistlength", "4"), "status", "playlistinfo", "stop", ("wait", "state", "stop"),
+        "consume 0", "repeat 1", "single 1", "seek 1 19", ("wait", "state", "play"), ("elapsed-below", 5), "status",
+    ]),
     ("final", ["status", "stats"]),
     ("commands", [("commands",)]),
 ]
@@ -436,7 +446,10 @@ def run_step(servers, item, step, emit, reason=None):
             s.main.command(s.expand(item[1]))
     elif kind == "wait":
         for s in servers:
-            s.wait_for(item[1], item[2])
+            s.wait_for(item[1], s.expand(item[2]) if "{" in item[2] else item[2])
+    elif kind == "elapsed-below":
+        for s in servers:
+            s.wait_elapsed(item[1], below=True)
     elif kind == "elapsed":
         for s in servers:
             s.wait_elapsed(item[1])
