@@ -82,7 +82,9 @@ public final class MPDCommands: MPDCommandHandler {
         var lastActiveSongID: Int?
         /// Whether the client asked for ReplayGain `auto` (played here as album gain).
         var replayGainAuto = false
-        /// The song ids of the queue's last few revisions, oldest first, for `plchanges`.
+        /// The song ids of the queue's last few revisions, oldest first, for `plchanges`: noted
+        /// when a client reads the version (`status`), not at each edit, as holding an array the
+        /// queue then changes costs it a copy (at 50,000 entries, per edit of a long command list).
         var queueHistory: [(revision: Int, songIDs: [Int])] = []
     }
 
@@ -126,7 +128,6 @@ public final class MPDCommands: MPDCommandHandler {
         let changes = self.changes
         let player = await environment.player.observeEvents { [weak self] events in
             if events.contains(.player) { Task { await self?.noteActiveEntry() } }
-            if events.contains(.queue) { Task { await self?.noteQueueRevision() } }
             var subsystems: MPDSubsystems = []
             if events.contains(.queue) { subsystems.insert(.playlist) }
             if events.contains(.player) { subsystems.insert(.player) }
