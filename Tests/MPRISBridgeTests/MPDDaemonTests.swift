@@ -410,6 +410,22 @@ import Testing
             #expect(playlistLength(replies.last!) == playlistLength(before), "\(before) → \(replies.last!)")
         }
     }
+
+    /// Numbers at the ends of what a 64-bit integer holds, where a careless magnitude traps.
+    @Test func numbersAtTheLimitsOfAnIntegerAreRefusedOrRead() async throws {
+        try await DaemonFixture.with { daemon in
+            let extremes = ["-9223372036854775808", "9223372036854775807", "-9223372036854775809", "18446744073709551616"]
+            let lines = extremes.flatMap { number in
+                ["plchanges \(number)", "plchangesposid \(number)", "play \(number)", "playid \(number)", "setvol \(number)",
+                 "volume \(number)", "seekcur \(number)", "delete \(number)", "move \(number) 0", "binarylimit \(number)"]
+            }
+            let replies = try await daemon.mpdRaw(lines + ["ping"])
+            for (line, reply) in zip(lines, replies) {
+                #expect(reply.last?.hasPrefix("ACK [") == true || reply.last == "OK", "\(line): \(reply)")
+            }
+            #expect(replies.last == ["OK"], "the daemon stopped answering: \(replies.last ?? [])")
+        }
+    }
 }
 
 // MARK: Helpers

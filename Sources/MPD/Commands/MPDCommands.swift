@@ -204,7 +204,7 @@ enum Arguments {
 
     static func integer(_ text: String) throws(MPDError) -> Int {
         guard let value = Int(text) else { throw .argument("Integer expected: \(text)") }
-        guard abs(value) <= Int(Int32.max) else { throw .argument("Number too large: \(text)") }
+        guard value.magnitude <= UInt(Int32.max) else { throw .argument("Number too large: \(text)") }
         return value
     }
 
