@@ -35,6 +35,10 @@ extension QueuePlayer {
     /// The entries at `positions` in the queue's own order, clamped to the queue.
     public func queueEntries(in positions: Range<Int>) -> [QueueEntry] { core.queueEntries(in: positions) }
 
+    /// The song ids in the queue's own order, with the ``QueueSummary/revision`` they are of:
+    /// what MPD's `plchanges` compares with an earlier revision's. The queue's array, not a copy.
+    public var queueSongIDs: (revision: Int, songIDs: [Int]) { (core.queue.entriesRevision, core.queue.songIDs) }
+
     /// The entry with song id `songID`; nil when none has it (removed, or never given).
     public func queueEntry(songID: Int) -> QueueEntry? { core.queueEntry(songID: songID) }
 

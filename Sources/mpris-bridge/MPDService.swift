@@ -47,6 +47,9 @@ struct MPDService: Service, CustomStringConvertible {
             },
             rescan: { [refresh] in try await refresh.rescan() })
         let handler = await MPDCommands(environment: environment, changes: changes, logger: logger)
+        if let host = settings.server.tcpHost, !MPDSettings.isLoopback(host) {
+            logger.warning("MPD clients on other machines can reach the player at \(host): set --mpd-password-file")
+        }
         let server = MPDServer(configuration: settings.server, handler: handler, logger: logger)
         // It logs where it listens, with the port chosen when asked for any (`--mpd-port 0`).
         try await server.run()
@@ -56,4 +59,9 @@ struct MPDService: Service, CustomStringConvertible {
 /// Where and to whom the MPD face listens, from the command line.
 struct MPDSettings: Sendable {
     var server: MPDServerConfiguration
+
+    /// Whether `host` names this machine's loopback interface only.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
 }

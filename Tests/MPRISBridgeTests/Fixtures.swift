@@ -116,7 +116,14 @@ struct DaemonFixture: Sendable {
     var cacheDirectory: String { library.folder.path + "/cache" }
     var stateDirectory: String { library.folder.path + "/state" }
     /// The MPD socket the daemon listens on (unless the test's arguments chose otherwise).
-    var mpdSocket: String { library.folder.path + "/mpd.socket" }
+    let mpdSocket: String
+
+    init(bus: PrivateBus, library: GeneratedLibrary, process: ChildProcess, mpdSocket: String? = nil) {
+        self.bus = bus
+        self.library = library
+        self.process = process
+        self.mpdSocket = mpdSocket ?? library.folder.path + "/mpd.socket"
+    }
 
     /// Runs `mpris-bridge scan` on `library` and returns its output.
     static func scan(_ library: GeneratedLibrary) async throws -> ProcessOutput {
@@ -136,10 +143,13 @@ struct DaemonFixture: Sendable {
     ) async throws -> DaemonFixture {
         let folder = library.folder.path
         let sink = arguments.contains("--audio-sink") ? [] : ["--audio-sink", "fakesink sync=true"]
-        // Daemons of tests running side by side each serve MPD on a port and socket of their own.
+        // Daemons of tests running side by side each serve MPD on a port and socket of their own;
+        // daemons sharing a library each have a state folder of their own, and the socket there.
+        let stateFolder = arguments.lastIndex(of: "--state-dir").map { arguments[$0 + 1] } ?? folder
+        let socket = stateFolder + "/mpd.socket"
         let mpd =
             arguments.contains { $0.hasPrefix("--mpd") || $0 == "--no-mpd" }
-            ? [] : ["--mpd-port", "0", "--mpd-socket", folder + "/mpd.socket"]
+            ? [] : ["--mpd-port", "0", "--mpd-socket", socket]
         // The log goes to stdout so the test can wait for its lines.
         let process = try ChildProcess.spawn(
             "/bin/sh",
@@ -148,9 +158,24 @@ struct DaemonFixture: Sendable {
                 folder + "/cache", "--state-dir", folder + "/state",
             ] + sink + mpd + arguments,
             environment: bus.environment.merging(environment) { _, added in added })
-        let fixture = DaemonFixture(bus: bus, library: library, process: process)
+        let fixture = DaemonFixture(bus: bus, library: library, process: process, mpdSocket: socket)
         _ = try await process.waitForLine(timeout: .seconds(20)) { $0.contains("ready:") }
+        // "ready:" tells the queue is restored; the MPD face listens once the library is open,
+        // which may be a moment later: a test's first mpc must not find the socket missing.
+        if !mpd.isEmpty { try await fixture.waitForMPD() }
         return fixture
+    }
+
+    /// Returns once the daemon logs that its MPD face listens; throws after `timeout`.
+    func waitForMPD(timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !process.capturedStdout.contains("MPD server listening") {
+            guard ContinuousClock.now < deadline else {
+                throw ChildProcessError.outputEnded(
+                    command: process.command, pid: process.pid, stdout: process.capturedStdout, stderr: "MPD never listened")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     /// Runs a fresh library through `body` with a daemon serving it, then stops both.

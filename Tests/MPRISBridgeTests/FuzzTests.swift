@@ -31,6 +31,60 @@ import Testing
         }
     }
 
+    /// The MPD face's fuzzer (`Python/fuzz_mpd.py`): hostile protocol lines over the daemon's MPD
+    /// socket, then 200 clients parked in idle at once, all woken by one change. The daemon must
+    /// not crash, must answer each line with OK or one ACK line (or close the connection on a
+    /// line over its bound) within 5 s, must answer a fresh client after each batch, and must
+    /// still stop cleanly. 200 idle clients: the daemon takes 256 at once (MPDLimits.maximumClients);
+    /// Scripts/fuzz --mpd parks 1000 and sees the ones over the limit refused.
+    @Test func aSeededMPDPassLeavesTheDaemonAnswering() async throws {
+        let library = try await GeneratedLibrary.make(seconds: 5)
+        try await TestMedia.generatePicture(at: library.path + "/Artist/Generated/cover.png")
+        try "\(library.tracks[0].path)\n\(library.tracks[2].path)\n".write(
+            toFile: library.path + "/Mix.m3u", atomically: true, encoding: .utf8)
+        try "not audio at all".write(toFile: library.path + "/notes.mp3", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: library.path + "/loop", withDestinationPath: "..")
+        try await DaemonFixture.with(library: library) { daemon in
+            let report = daemon.library.folder.path + "/fuzz-mpd.json"
+            let output = try await ChildProcess.run(
+                PrivateBus.systemPython,
+                [pythonScript("fuzz_mpd.py"), "--socket", daemon.mpdSocket, "--pid", "\(daemon.process.pid)",
+                 "--requests", "2000", "--seed", "1", "--idle-clients", "200",
+                 // Growth over the second half of the requests (under 200 KiB seen); a bound against a runaway.
+                 "--max-rss-growth-kb", "16384", "--json", report],
+                timeout: .seconds(150))
+            print(output.stdout, output.stderr)
+            #expect(output.succeeded, "\(output)")
+            let summary = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(filePath: report))) as? [String: Any])
+            #expect(summary["requests"] as? Int == 2000)
+            // Every kind of hostile input was sent.
+            let kinds = summary["kinds"] as? [String: Int] ?? [:]
+            for kind in [
+                "command", "unknown", "utf8", "filter", "binary", "long", "idle-gone", "noidle", "command-pipelined",
+                "list-at-bound", "list-over-bound",
+            ] {
+                #expect(kinds[kind, default: 0] > 0, "no \(kind) request sent: \(kinds)")
+            }
+            #expect(summary["crashes"] as? Int == 0)
+            if summary["crashes"] as? Int != 0 {
+                print("the daemon's last output:\n" + String(daemon.process.capturedStdout.suffix(8_000)))
+            }
+            #expect(summary["failed_liveness_checks"] as? Int == 0)
+            #expect((summary["slowest_reply_seconds"] as? Double ?? 99) < 5, "\(summary["slowest_request"] ?? "")")
+            let findings = summary["findings"] as? [[String: Any]] ?? [["unreadable": summary["findings"] ?? "none"]]
+            #expect(findings.isEmpty, "\(findings.map { "\($0["kind"] ?? ""): \($0["detail"] ?? "")\n\($0["reproducer"] ?? "")" })")
+            // Every idle client was taken and woken, and a fresh one answered at once after.
+            #expect(summary["idle_refused_after"] == nil, "\(summary["idle_refusal"] ?? "")")
+            #expect(summary["idle_clients"] as? Int == 200)
+            #expect(summary["idle_woken"] as? Int == 200)
+            #expect((summary["fresh_client_seconds"] as? Double ?? 99) < 5)
+            print("MPD fuzz: replies \(summary["replies"] ?? ""), slowest \(summary["slowest_reply_seconds"] ?? "") s, RSS growth \(summary["rss_growth_kb"] ?? "") KiB")
+            #expect(try await daemon.playerctl("status") != "")
+            #expect(try await daemon.mpc("status").contains("volume:"))
+        }
+    }
+
     /// Runs a seeded pass of `calls` hostile calls against `daemon` and checks what every pass
     /// must hold; returns the fuzzer's summary.
     static func fuzz(_ daemon: DaemonFixture, calls: Int, seed: Int) async throws -> [String: Any] {

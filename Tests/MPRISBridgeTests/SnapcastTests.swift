@@ -331,7 +331,9 @@ private func checkSnapcastControls(_ snapserver: SnapserverSession, player: Play
     let (playing, _) = try await snapserver.waitForStream(status: "playing", playback: "playing", title: "Tone 1")
     let shown = clock.now - pressed
     #expect(playing.title == "Tone 1", "\(playing)")
-    #expect(shown < .seconds(5), "the stream showed the track \(shown) after play")
+    // snapserver notices the PCM after a few hundred milliseconds of it; on a loaded machine
+    // (the whole suite at once) that took 10 s.
+    #expect(shown < .seconds(20), "the stream showed the track \(shown) after play")
 
     try await snapserver.send("next")
     try await snapserver.waitForStream(playback: "playing", title: "Tone 2")

@@ -57,7 +57,10 @@ extension MPDCommands {
         let key = (embedded ? "e:" : "f:") + path
         if let cover = state.withLock({ $0.covers.cover(key) }) { return cover }
         let cover: Cover? = try await read { library in
-            guard !path.isEmpty, let track = try library.track(id: path) else { throw MPDError.noExist("No such file") }
+            guard !path.isEmpty, let track = try library.track(id: path) else { 
+                // mpd's words for a song it does not have.
+                throw MPDError.noExist(embedded ? "No such song" : "No file exists")
+            }
             if embedded {
                 guard case .embedded(let sha256)? = track.artwork,
                     let data = try library.artworkData(for: .embedded(sha256: sha256))
@@ -88,7 +91,7 @@ extension MPDCommands {
 
     /// `size:`, `type:` (readpicture), then a binary chunk of at most the client's binary limit.
     func chunk(of cover: Cover, from offset: Int, withType: Bool, _ client: MPDClient) throws(MPDError) -> MPDResponse {
-        guard offset <= cover.bytes.count else { throw .argument("Bad file offset") }
+        guard offset <= cover.bytes.count else { throw .argument("Offset too large") }
         var response = client.response()
         try response.add("size", cover.bytes.count)
         if withType, let type = cover.type { try response.add("type", type) }

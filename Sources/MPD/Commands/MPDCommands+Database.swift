@@ -3,6 +3,12 @@ import MusicLibrary
 import Playback
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -54,10 +60,14 @@ extension MPDCommands {
 
     // MARK: Browsing
 
+    /// As mpd: a folder's songs, then its playlist files, then its subfolders, each subfolder
+    /// with the modification time of the folder itself on disk (mpd's, which a client may compare).
     func lsinfo(_ path: String, _ client: MPDClient) async throws(MPDError) -> MPDResponse {
-        let found: (track: Track?, listing: FolderListing?) = try await read { library in
-            if !path.isEmpty, let track = try library.track(id: path) { return (track, nil) }
-            return (nil, try library.folderListing(path))
+        let root = environment.library.root
+        let found: (track: Track?, listing: FolderListing?, folderTimes: [Int64?]) = try await read { library in
+            if !path.isEmpty, let track = try library.track(id: path) { return (track, nil, []) }
+            let listing = try library.folderListing(path)
+            return (nil, listing, listing?.subfolders.map { MPDCommands.folderModified(root, $0.path) } ?? [])
         }
         var response = client.response()
         if let track = found.track {
@@ -65,48 +75,103 @@ extension MPDCommands {
             return response
         }
         guard let listing = found.listing else { throw .noExist("No such directory") }
-        for folder in listing.subfolders {
-            try response.add("directory", folder.path)
-            try response.add("Last-Modified", MPDFormat.timestamp(folder.modified / 1_000_000_000))
-        }
         for track in listing.tracks { try MPDSong(track).write(to: &response, client: client) }
         for playlist in listing.playlists {
             try response.add("playlist", playlist.path)
             try response.add("Last-Modified", MPDFormat.timestamp(playlist.modified / 1_000_000_000))
         }
+        for (folder, modified) in zip(listing.subfolders, found.folderTimes) {
+            try response.add("directory", folder.path)
+            try response.add("Last-Modified", MPDFormat.timestamp(modified ?? folder.modified / 1_000_000_000))
+        }
         return response
     }
 
-    /// Every folder and song below `path`, folders announced as the walk enters them.
+    /// The modification time of the library folder `path` on disk, in seconds since 1970; nil
+    /// when it cannot be read.
+    static func folderModified(_ root: String, _ path: String) -> Int64? {
+        var status = stat()
+        guard stat(path.isEmpty ? root : root + "/" + path, &status) == 0 else { return nil }
+        return Int64(status.st_mtim.tv_sec)
+    }
+
+    /// Every folder, song and playlist below `path` in mpd's order: the asked folder itself
+    /// first (unless the root), then for each folder its songs, its playlist files, then each
+    /// subfolder with its contents. With `withInfo`, folders and playlists with their
+    /// `Last-Modified` and songs with their tags.
     func listAll(_ path: String, withInfo: Bool, _ client: MPDClient) async throws(MPDError) -> MPDResponse {
-        try await read { library throws -> MPDResponse in
+        let root = environment.library.root
+        return try await read { library throws -> MPDResponse in
             var response = client.response()
             if !path.isEmpty, let track = try library.track(id: path) {
                 if withInfo { try MPDSong(track).write(to: &response, client: client) } else { try response.add("file", track.id) }
                 return response
             }
-            var announced = Set<Substring>()
-            var any = false
+            // Playlists are few: read once, by folder.
+            var playlists: [Substring: [String]] = [:]
+            for playlist in try library.playlists() where MPDCommands.isInside(playlist.id, path) {
+                let folder = playlist.id.lastIndex(of: "/").map { playlist.id[..<$0] } ?? ""
+                playlists[folder, default: []].append(playlist.id)
+            }
+            func announce(_ folder: Substring) throws {
+                try response.add("directory", String(folder))
+                if withInfo, let modified = MPDCommands.folderModified(root, String(folder)) {
+                    try response.add("Last-Modified", MPDFormat.timestamp(modified))
+                }
+            }
+            func flushPlaylists(_ folder: Substring) throws {
+                for id in playlists.removeValue(forKey: folder)?.sorted() ?? [] {
+                    try response.add("playlist", id)
+                    if withInfo, let modified = MPDCommands.fileModified(root + "/" + id) {
+                        try response.add("Last-Modified", MPDFormat.timestamp(modified))
+                    }
+                }
+            }
+            let base = Substring(path)
+            if !path.isEmpty {
+                guard try library.folderListing(path) != nil else { throw MPDError.noExist("No such directory") }
+                try announce(base)
+            }
+            var entered: Set<Substring> = [base]
+            var lastFolder: Substring? = nil
             try library.forEachTrack(inFolder: path.isEmpty ? nil : path) { track in
-                any = true
-                // Each folder between the asked one and the track, once.
-                var folder = track.id[...]
-                var folders: [Substring] = []
-                while let slash = folder.lastIndex(of: "/") {
-                    folder = folder[..<slash]
-                    guard folder.count > path.count, !announced.contains(folder) else { break }
-                    folders.append(folder)
+                let folder = track.id.lastIndex(of: "/").map { track.id[..<$0] } ?? ""
+                if let lastFolder, lastFolder != folder { try flushPlaylists(lastFolder) }
+                // The folders between the asked one and the track, entered once each; one passed
+                // through has no songs left to list (a folder's songs come before its subfolders).
+                var chain: [Substring] = []
+                var walk = folder
+                while !entered.contains(walk) {
+                    chain.append(walk)
+                    guard let slash = walk.lastIndex(of: "/") else { walk = ""; break }
+                    walk = walk[..<slash]
                 }
-                for folder in folders.reversed() {
-                    announced.insert(folder)
-                    try response.add("directory", String(folder))
+                if lastFolder == nil || chain.count > 0 { try flushPlaylists(walk) }
+                for entry in chain.reversed() {
+                    entered.insert(entry)
+                    try announce(entry)
+                    if entry != folder { try flushPlaylists(entry) }
                 }
+                lastFolder = folder
                 if withInfo { try MPDSong(track).write(to: &response, client: client) } else { try response.add("file", track.id) }
                 return true
             }
-            guard any || path.isEmpty else { throw MPDError.noExist("No such directory") }
+            if let lastFolder { try flushPlaylists(lastFolder) }
+            try flushPlaylists(base)
             return response
         }
+    }
+
+    /// Whether `id` lies in the folder `folder` ("" the root) or below it.
+    static func isInside(_ id: String, _ folder: String) -> Bool {
+        folder.isEmpty || (id.hasPrefix(folder) && id.dropFirst(folder.count).first == "/")
+    }
+
+    /// A file's modification time, in seconds since 1970; nil when it cannot be read.
+    static func fileModified(_ path: String) -> Int64? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return Int64(status.st_mtim.tv_sec)
     }
 
     // MARK: Searching
@@ -120,13 +185,13 @@ extension MPDCommands {
         init(_ rest: ArraySlice<String>, allowsPosition: Bool) throws(MPDError) {
             var rest = rest
             while let keyword = rest.popFirst() {
-                guard let value = rest.popFirst() else { throw .argument("missing argument after \(keyword)") }
+                guard let value = rest.popFirst() else { throw .argument("Incorrect number of filter arguments") }
                 switch keyword.lowercased() {
                 case "sort":
                     let descending = value.hasPrefix("-")
                     let name = descending ? String(value.dropFirst()) : value
                     guard name == "Last-Modified" || MPDTag(name: name) != nil else {
-                        throw .argument("Unknown sort tag \"\(name)\"")
+                        throw .argument("Unknown sort tag")
                     }
                     sort = (name, descending)
                 case "window":
@@ -148,9 +213,11 @@ extension MPDCommands {
         let (filter, rest) = try MPDFilter.parse(arguments[...], caseSensitive: caseSensitive)
         let options = try SearchOptions(rest, allowsPosition: allowsPosition)
         let limit = MPDCommands.maximumSongsMatched
+        let deadline = MPDCommands.filteredWalkDeadline()
         var songs: [MPDSong] = try await read { library in
             var songs: [MPDSong] = []
             try library.forEachTrack(inFolder: filter.basePath) { track in
+                try MPDCommands.checkFilteredWalk(until: deadline)
                 let song = MPDSong(track)
                 if filter.matches(song) { songs.append(song) }
                 guard songs.count <= limit else {
@@ -169,6 +236,24 @@ extension MPDCommands {
     /// over its bound long before.
     static let maximumSongsMatched = 100_000
 
+    /// The longest a search, count or list may walk the index. A regular expression is linear in
+    /// each value, but one of a few hundred instructions (`(.?.?.?.?.?){60}x`) costs milliseconds
+    /// per value: over 50,000 tracks, minutes of a reader thread (4 serve every client), and of
+    /// the daemon's shutdown, which waits for the commands running.
+    static let maximumFilteredWalkDuration: Duration = .seconds(10)
+
+    /// When a filtered walk starting now must have ended.
+    static func filteredWalkDeadline() -> ContinuousClock.Instant { .now + maximumFilteredWalkDuration }
+
+    /// Ends a filtered walk, at a track, whose client's command was cancelled (the server
+    /// stopping) or that ran past `deadline`.
+    static func checkFilteredWalk(until deadline: ContinuousClock.Instant) throws(MPDError) {
+        if Task.isCancelled { throw MPDError(.system, "cancelled: the server is stopping") }
+        guard ContinuousClock.now < deadline else {
+            throw MPDError(.system, "the search took longer than \(maximumFilteredWalkDuration); narrow it")
+        }
+    }
+
     func find(_ arguments: [String], caseSensitive: Bool, _ client: MPDClient) async throws(MPDError) -> MPDResponse {
         let (songs, _) = try await songs(arguments, caseSensitive: caseSensitive, allowsPosition: false)
         var response = client.response()
@@ -178,40 +263,46 @@ extension MPDCommands {
 
     func findAdd(_ arguments: [String], caseSensitive: Bool, _ client: MPDClient) async throws(MPDError) -> MPDResponse {
         let (songs, options) = try await songs(arguments, caseSensitive: caseSensitive, allowsPosition: true)
-        let destination = try options.position.map { text throws(MPDError) in try MPDCommands.destination(text) }
+        let count = await environment.player.queueSummary.count
+        let destination = try options.position.map { text throws(MPDError) in
+            try MPDCommands.destination(text, maximum: count)
+        }
         _ = try await insert(songs.map { environment.queueItem($0.uri) }, at: destination)
         return client.response()
     }
 
-    /// How `sort` orders songs: by the tag's first value (numbers as numbers), songs without it
-    /// last, then by URI.
+    /// How `sort` orders songs: by the tag's first value (numbers as numbers), a song without it
+    /// as the empty value (first, as mpd); songs with equal values stay in the database's order
+    /// (by URI) either way, as mpd's stable sort keeps them.
     static func order(_ name: String, descending: Bool) -> (MPDSong, MPDSong) -> Bool {
         let tag = MPDTag(name: name)
         return { a, b in
-            let ordered: Bool
+            let before: Bool
+            let after: Bool
             if let tag {
-                let x = a.values(of: tag).first
-                let y = b.values(of: tag).first
-                switch (x, y) {
-                case (nil, nil): ordered = a.uri < b.uri
-                case (nil, _): return false
-                case (_, nil): return true
-                case (let x?, let y?):
-                    if x == y { ordered = a.uri < b.uri } else if let i = Int(x), let j = Int(y) { ordered = i < j } else {
-                        let (i, j) = (x.lowercased(), y.lowercased())
-                        ordered = i == j ? x < y : i < j
-                    }
+                let x = a.values(of: tag).first ?? ""
+                let y = b.values(of: tag).first ?? ""
+                if x == y {
+                    (before, after) = (false, false)
+                } else if let i = Int(x), let j = Int(y) {
+                    (before, after) = (i < j, j < i)
+                } else {
+                    let (i, j) = (x.lowercased(), y.lowercased())
+                    (before, after) = i == j ? (x < y, y < x) : (i < j, j < i)
                 }
             } else {
-                ordered = (a.lastModified ?? 0, a.uri) < (b.lastModified ?? 0, b.uri)
+                let (x, y) = (a.lastModified ?? 0, b.lastModified ?? 0)
+                (before, after) = (x < y, y < x)
             }
-            return descending ? !ordered : ordered
+            if !before, !after { return a.uri < b.uri }
+            return descending ? after : before
         }
     }
 
     // MARK: Counting and listing tags
 
     func count(_ arguments: [String], _ client: MPDClient) async throws(MPDError) -> MPDResponse {
+        guard !arguments.isEmpty else { throw .argument("too few arguments") }
         var filter: MPDFilter?
         var rest = arguments[...]
         if let first = rest.first, first.lowercased() != "group" {
@@ -225,9 +316,11 @@ extension MPDCommands {
             guard let tag = MPDTag(name: name) else { throw .argument("Unknown tag type: \(name)") }
             group = tag
         }
+        let deadline = MPDCommands.filteredWalkDeadline()
         let totals: [String: (songs: Int, seconds: Double)] = try await read { [filter, group] library in
             var totals: [String: (songs: Int, seconds: Double)] = [:]
             try library.forEachTrack(inFolder: filter?.basePath) { track in
+                try MPDCommands.checkFilteredWalk(until: deadline)
                 let song = MPDSong(track)
                 guard filter?.matches(song) ?? true else { return true }
                 let keys = group.map { MPDCommands.values(of: $0, in: song) } ?? [""]
@@ -262,18 +355,21 @@ extension MPDCommands {
         return values.isEmpty ? [""] : values
     }
 
-    /// `list TAG [FILTER] [group TAG…]`, and the old `list Album ARTIST`.
+    /// `list TAG [FILTER] [group TAG…]`, and the old `list Album ARTIST`, as mpd 0.23: the
+    /// values sorted, a song without the tag counting as the empty value (listed, as mpd does:
+    /// `find TAG ""` finds those songs), groups nested with the last one named outermost.
+    /// `list file` lists the songs' paths.
     func list(_ arguments: [String], _ client: MPDClient) async throws(MPDError) -> MPDResponse {
         guard let name = arguments.first else { throw .argument("too few arguments") }
-        guard let tag = MPDTag(name: name) else {
-            if name.lowercased() == "file" { throw .argument("list file is not supported: use listall") }
-            throw .argument("Unknown tag type: \(name)")
-        }
+        let listsFiles = name.lowercased() == "file"
+        let tag = MPDTag(name: name)
+        guard tag != nil || listsFiles else { throw .argument("Unknown tag type: \(name)") }
         var rest = arguments.dropFirst()
         var filter: MPDFilter?
-        if rest.count == 1, tag == .album {
+        if rest.count == 1, let only = rest.first, !only.hasPrefix("(") {
             // mpd's old form: the albums of one artist.
-            (filter, _) = try MPDFilter.parse(["Artist", rest.first!], caseSensitive: true)
+            guard tag == .album else { throw .argument("should be \"Album\" for 3 arguments") }
+            (filter, _) = try MPDFilter.parse(["Artist", only], caseSensitive: true)
             rest = []
         } else if let first = rest.first, first.lowercased() != "group" {
             (filter, rest) = try MPDFilter.parse(rest, caseSensitive: true)
@@ -287,9 +383,13 @@ extension MPDCommands {
             guard groups.count < 4 else { throw .argument("too many groups") }
             groups.append(group)
         }
-        let rows: Set<[String]> = try await read { [filter, groups] library in
+        let deadline = MPDCommands.filteredWalkDeadline()
+        // The last group named is the outermost.
+        groups.reverse()
+        let rows: Set<[String]> = try await read { [filter, groups, tag] library in
             var rows = Set<[String]>()
             try library.forEachTrack(inFolder: filter?.basePath) { track in
+                try MPDCommands.checkFilteredWalk(until: deadline)
                 let song = MPDSong(track)
                 guard filter?.matches(song) ?? true else { return true }
                 var combinations: [[String]] = [[]]
@@ -297,7 +397,7 @@ extension MPDCommands {
                     let values = MPDCommands.values(of: group, in: song)
                     combinations = combinations.flatMap { prefix in values.map { prefix + [$0] } }
                 }
-                for value in MPDCommands.values(of: tag, in: song) {
+                for value in tag.map({ MPDCommands.values(of: $0, in: song) }) ?? [song.uri] {
                     for combination in combinations { rows.insert(combination + [value]) }
                 }
                 guard rows.count <= MPDCommands.maximumSongsMatched else {
@@ -309,14 +409,15 @@ extension MPDCommands {
         }
         var response = client.response()
         var printed: [String]? = nil
+        let key = tag?.rawValue ?? "file"
         for row in rows.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             let groupValues = Array(row.dropLast())
-            for (index, group) in groups.enumerated() where printed.map({ Array($0.prefix(index + 1)) }) != Array(groupValues.prefix(index + 1)) {
+            for (index, group) in groups.enumerated()
+            where printed.map({ Array($0.prefix(index + 1)) }) != Array(groupValues.prefix(index + 1)) {
                 try response.add(group.rawValue, groupValues[index])
             }
             printed = groupValues
-            // A song without the tag is grouped, not listed as an empty value.
-            if !row.last!.isEmpty { try response.add(tag.rawValue, row.last!) }
+            try response.add(key, row.last!)
         }
         return response
     }

@@ -53,7 +53,10 @@ extension MPDCommands {
                 // `play -1` is mpd's "play, resuming the current song".
                 if position >= 0 { return try await c.play(position: position) }
             }
+            // As mpd, playing an empty queue does nothing.
+            guard await c.environment.player.queueSummary.count > 0 else { return client.response() }
             try await c.perform(c.environment.commands.playCommand, RemoteCommandEvent(), "play")
+            await c.noteActiveEntry()
             return client.response()
         }),
         ("playid", .control, { c, a, client throws(MPDError) in
@@ -62,13 +65,18 @@ extension MPDCommands {
                 let id = try Arguments.integer(id)
                 if id >= 0 { return try await c.play(songID: id) }
             }
+            guard await c.environment.player.queueSummary.count > 0 else { return client.response() }
             try await c.perform(c.environment.commands.playCommand, RemoteCommandEvent(), "play")
+            await c.noteActiveEntry()
             return client.response()
         }),
         ("pause", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 0...1)
             let commands = c.environment.commands
-            switch try a.first.map(Arguments.boolean) {
+            let pause = try a.first.map(Arguments.boolean)
+            // As mpd, pausing (or toggling) when stopped does nothing: it does not start playback.
+            guard await c.environment.player.queueSummary.state != .stopped else { return client.response() }
+            switch pause {
             case nil: try await c.perform(commands.togglePlayPauseCommand, RemoteCommandEvent(), "pause")
             case true?: try await c.perform(commands.pauseCommand, RemoteCommandEvent(), "pause")
             case false?:
@@ -86,11 +94,13 @@ extension MPDCommands {
         }),
         ("next", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 0...0)
+            try await c.requirePlaying()
             try await c.perform(c.environment.commands.nextTrackCommand, RemoteCommandEvent(), "go to the next song")
             return client.response()
         }),
         ("previous", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 0...0)
+            try await c.requirePlaying()
             try await c.perform(
                 c.environment.commands.previousTrackCommand, RemoteCommandEvent(), "go to the previous song")
             return client.response()
@@ -124,15 +134,14 @@ extension MPDCommands {
         }),
         ("setvol", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 1...1)
-            let volume = try Arguments.integer(a[0])
-            guard (0...100).contains(volume) else { throw .argument("Invalid volume value") }
+            let volume = try Arguments.unsigned(a[0], maximum: 100)
             try await c.setVolume(volume)
             return client.response()
         }),
         ("volume", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 1...1)
             let change = try Arguments.integer(a[0])
-            guard (-100...100).contains(change) else { throw .argument("Invalid volume value") }
+            guard (-100...100).contains(change) else { throw .argument("Number too large: \(a[0])") }
             try await c.setVolume(min(100, max(0, c.volumePercent + change)))
             return client.response()
         }),
@@ -150,6 +159,11 @@ extension MPDCommands {
         ("random", .control, { c, a, client throws(MPDError) in
             try Arguments.count(a, 1...1)
             let on = try Arguments.boolean(a[0])
+            // mpd forgets the current song when random changes while stopped (its play order
+            // is drawn anew); playing, it keeps it.
+            if await c.environment.player.queueSummary.state == .stopped {
+                c.state.withLock { $0.lastActiveSongID = nil }
+            }
             try await c.perform(
                 c.environment.commands.changeShuffleModeCommand,
                 ChangeShuffleModeCommandEvent(shuffleType: on ? .items : .off), "change the random mode")
@@ -162,7 +176,7 @@ extension MPDCommands {
             case "0": mode = .off
             case "1": mode = .on
             case "oneshot": mode = .oneshot
-            default: throw .argument("Boolean (0/1) or \"oneshot\" expected: \(a[0])")
+            default: throw .argument("Unrecognized single mode, expected 0, 1, or oneshot")
             }
             try await c.setSingle(mode)
             return client.response()
@@ -187,19 +201,23 @@ extension MPDCommands {
             // here the player's album mode already falls back to track gain per track.
             let name = a[0] == "auto" ? "album" : a[0]
             guard let mode = AudioSession.ReplayGainMode(rawValue: name) else {
-                throw .argument("Unrecognized replay gain mode: \(a[0])")
+                throw .argument("Unrecognized replay gain mode")
             }
             do {
                 try await c.environment.audioSession.setReplayGain(mode)
             } catch {
                 throw MPDError(.system, "cannot set the ReplayGain mode: \(error)")
             }
+            c.state.withLock { $0.replayGainAuto = a[0] == "auto" }
             return client.response()
         }),
         ("replay_gain_status", .read, { c, a, client throws(MPDError) in
             try Arguments.count(a, 0...0)
             var response = client.response()
-            try response.add("replay_gain_mode", c.environment.audioSession.replayGain.rawValue)
+            let mode = c.environment.audioSession.replayGain
+            // `auto` reads back as the client set it, unless the mode changed since (from MPRIS).
+            let auto = mode == .album && c.state.withLock { $0.replayGainAuto }
+            try response.add("replay_gain_mode", auto ? "auto" : mode.rawValue)
             return response
         }),
     ]
@@ -216,6 +234,11 @@ extension MPDCommands {
     func status(_ client: MPDClient) async throws(MPDError) -> MPDResponse {
         // Published by the player after each change: no wait for its actor.
         let summary = environment.player.currentSummary
+        // The version a client reads here is one it may ask `plchanges` about (noted once: the
+        // wait for the player is only for a revision not noted yet).
+        if !state.withLock({ $0.queueHistory.contains { $0.revision == summary.revision } }) {
+            await noteQueueRevision()
+        }
         var response = client.response()
         try response.add("volume", Int((summary.volume * 100).rounded()))
         try response.add("repeat", summary.repeatMode == .off ? 0 : 1)
@@ -228,18 +251,19 @@ extension MPDCommands {
         try response.add("mixrampdb", 0)
         let state = summary.state
         try response.add("state", state == .playing ? "play" : state == .stopped ? "stop" : "pause")
-        if let position = summary.currentPosition, let id = summary.currentSongID {
-            try response.add("song", position)
-            try response.add("songid", id)
+        let current = visibleCurrent(summary)
+        if let current {
+            try response.add("song", current.position)
+            try response.add("songid", current.songID)
         }
-        if state != .stopped, summary.currentPosition != nil {
+        if state != .stopped, current != nil {
             let elapsed = summary.elapsed
             try response.add("time", "\(Int(elapsed.seconds.rounded())):\(Int((summary.duration?.seconds ?? 0).rounded()))")
             try response.add("elapsed", MPDFormat.seconds(elapsed))
             if let duration = summary.duration { try response.add("duration", MPDFormat.seconds(duration)) }
             try response.add("bitrate", 0)
         }
-        if let position = summary.nextPosition, let id = summary.nextSongID {
+        if current != nil, let position = summary.nextPosition, let id = summary.nextSongID {
             try response.add("nextsong", position)
             try response.add("nextsongid", id)
         }
@@ -261,6 +285,14 @@ extension MPDCommands {
     }
 
     // MARK: Acting
+
+    /// mpd's `next` and `previous` move only a playing (or paused) queue; stopped, they answer
+    /// ACK 55 (its clients rely on it to know nothing happened).
+    func requirePlaying() async throws(MPDError) {
+        guard await environment.player.queueSummary.state != .stopped else {
+            throw MPDError(.playerSync, "Not playing")
+        }
+    }
 
     /// Performs a command of the command centre as MPRIS does; a refusal becomes an `ACK`.
     func perform<Event: Sendable>(_ command: RemoteCommand<Event>, _ event: Event, _ action: String) async throws(MPDError) {
@@ -305,6 +337,7 @@ extension MPDCommands {
             throw error.mpdError
         }
         try MPDCommands.check(status, "play song \(position)")
+        await noteActiveEntry()
         return MPDResponse()
     }
 
@@ -316,6 +349,7 @@ extension MPDCommands {
             throw error.mpdError
         }
         try MPDCommands.check(status, "play song id \(songID)")
+        await noteActiveEntry()
         return MPDResponse()
     }
 

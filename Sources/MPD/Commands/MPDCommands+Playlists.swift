@@ -50,8 +50,14 @@ extension MPDCommands {
         ("load", .add, { c, a, client throws(MPDError) in
             try Arguments.count(a, 1...3)
             var entries = try await c.playlistEntries(a[0])
-            if a.count > 1 { entries = Array(entries[try Arguments.range(a[1], count: entries.count)]) }
-            let destination = try a.count > 2 ? MPDCommands.destination(a[2]) : nil
+            if a.count > 1 {
+                // As mpd, a range past the playlist's end loads what there is (maybe nothing).
+                let (start, end) = try Arguments.bounds(a[1])
+                let upper = a[1].contains(":") ? min(end ?? entries.count, entries.count) : min(start + 1, entries.count)
+                entries = start < upper ? Array(entries[start..<upper]) : []
+            }
+            let count = await c.environment.player.queueSummary.count
+            let destination = try a.count > 2 ? MPDCommands.destination(a[2], maximum: count) : nil
             var items: [QueueItem] = []
             for entry in entries {
                 switch entry {

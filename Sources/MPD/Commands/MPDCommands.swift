@@ -80,6 +80,16 @@ public final class MPDCommands: MPDCommandHandler {
         var playingSince: ContinuousClock.Instant?
         /// The last covers read, for clients that read them in chunks.
         var covers = RecentCovers()
+        /// The song id of the entry last playing or paused. mpd has no current song in a queue
+        /// that has not played since it was filled (nor after `random` changes while stopped):
+        /// stopped, the player's current entry is shown only if it is this one.
+        var lastActiveSongID: Int?
+        /// Whether the client asked for ReplayGain `auto` (played here as album gain).
+        var replayGainAuto = false
+        /// The song ids of the queue's last few revisions, oldest first, for `plchanges`: noted
+        /// when a client reads the version (`status`), not at each edit, as holding an array the
+        /// queue then changes costs it a copy (at 50,000 entries, per edit of a long command list).
+        var queueHistory: [(revision: Int, songIDs: [Int])] = []
     }
 
     public var commands: [String: MPDPermissions] { MPDCommands.table.mapValues(\.permission) }
@@ -98,7 +108,11 @@ public final class MPDCommands: MPDCommandHandler {
         guard let command = MPDCommands.table[request.name] else {
             throw MPDError(.unknown, "unknown command \"\(request.name)\"")
         }
-        return try await command.run(self, request.arguments, client)
+        do {
+            return try await command.run(self, request.arguments, client)
+        } catch where error.code == .argument && Arguments.countMessages.contains(error.message) {
+            throw MPDError(.argument, "\(error.message) for \"\(request.name)\"")
+        }
     }
 
     static let table: [String: (permission: MPDPermissions, run: Command)] = {
@@ -116,7 +130,8 @@ public final class MPDCommands: MPDCommandHandler {
     /// Follows the player and the audio session, and posts what changed; counts playing time.
     private func observe() async -> [Observation] {
         let changes = self.changes
-        let player = await environment.player.observeEvents { events in
+        let player = await environment.player.observeEvents { [weak self] events in
+            if events.contains(.player) { Task { await self?.noteActiveEntry() } }
             var subsystems: MPDSubsystems = []
             if events.contains(.queue) { subsystems.insert(.playlist) }
             if events.contains(.player) { subsystems.insert(.player) }
@@ -130,6 +145,22 @@ public final class MPDCommands: MPDCommandHandler {
             self?.notePlaying(update.current?.playbackState == .playing)
         }
         return [player, session, nowPlaying]
+    }
+
+    /// Remembers the entry playing or paused now (see ``State/lastActiveSongID``).
+    func noteActiveEntry() async {
+        _ = visibleCurrent(await environment.player.queueSummary)
+    }
+
+    /// The current entry's position and song id as mpd shows them: playing or paused, the
+    /// player's; stopped, only the entry that last played (nil for a queue not played since).
+    func visibleCurrent(_ summary: QueueSummary) -> (position: Int, songID: Int)? {
+        guard let position = summary.currentPosition, let id = summary.currentSongID else { return nil }
+        if summary.state != .stopped {
+            state.withLock { $0.lastActiveSongID = id }
+            return (position, id)
+        }
+        return state.withLock { $0.lastActiveSongID } == id ? (position, id) : nil
     }
 
     /// Starts or stops the playing-time clock as the player plays or not.
@@ -146,9 +177,15 @@ public final class MPDCommands: MPDCommandHandler {
     // MARK: Arguments
 
     /// Reads the library (or a file) off the shared threads; an error reading becomes `ACK [52]`.
+    /// Cancelling the calling task cancels the read's (a long walk checks `Task.isCancelled`).
     func read<T: Sendable>(_ body: @escaping @Sendable (MusicLibrary) throws -> T) async throws(MPDError) -> T {
         let library = environment.library
-        let result: Result<T, any Error> = await Task(executorPreference: reads) { Result { try body(library) } }.value
+        let reading = Task(executorPreference: reads) { Result { try body(library) } }
+        let result: Result<T, any Error> = await withTaskCancellationHandler {
+            await reading.value
+        } onCancel: {
+            reading.cancel()
+        }
         switch result {
         case .success(let value): return value
         case .failure(let error as MPDError): throw error
@@ -157,22 +194,28 @@ public final class MPDCommands: MPDCommandHandler {
     }
 }
 
-/// Reading a command's arguments as mpd does, each failure an `ACK [2@0]` naming it.
+/// Reading a command's arguments as mpd 0.23 does, each failure an `ACK [2@0]` worded as
+/// mpd's (clients show these words, and some match them).
 enum Arguments {
+    /// What ``MPDCommands/handle(_:client:)`` completes with ` for "COMMAND"`, as mpd words them.
+    static let countMessages: Set<String> = ["wrong number of arguments", "too few arguments", "too many arguments"]
+
     static func count(_ arguments: [String], _ range: ClosedRange<Int>) throws(MPDError) {
-        guard range.contains(arguments.count) else {
-            throw MPDError.argument(
-                arguments.count < range.lowerBound ? "too few arguments" : "too many arguments")
-        }
+        guard !range.contains(arguments.count) else { return }
+        if range.count == 1 { throw .argument("wrong number of arguments") }
+        throw .argument(arguments.count < range.lowerBound ? "too few arguments" : "too many arguments")
     }
 
     static func integer(_ text: String) throws(MPDError) -> Int {
         guard let value = Int(text) else { throw .argument("Integer expected: \(text)") }
+        guard value.magnitude <= UInt(Int32.max) else { throw .argument("Number too large: \(text)") }
         return value
     }
 
-    static func unsigned(_ text: String) throws(MPDError) -> Int {
-        guard let value = Int(text), value >= 0 else { throw .argument("Number expected: \(text)") }
+    /// A number within `0...maximum`; as mpd, a negative one is "too large" (it reads unsigned).
+    static func unsigned(_ text: String, maximum: Int = Int(Int32.max)) throws(MPDError) -> Int {
+        guard let value = Int(text) else { throw .argument("Integer expected: \(text)") }
+        guard (0...maximum).contains(value) else { throw .argument("Number too large: \(text)") }
         return value
     }
 
@@ -186,28 +229,47 @@ enum Arguments {
 
     /// Seconds as mpd reads them (`12`, `12.5`), finite and not negative unless `signed`.
     static func seconds(_ text: String, signed: Bool = false) throws(MPDError) -> Double {
-        guard let value = Double(text), value.isFinite, signed || value >= 0, abs(value) < 1e9 else {
-            throw .argument("Number expected: \(text)")
+        guard let value = Double(text), value.isFinite, abs(value) < 1e9 else {
+            throw .argument("Float expected: \(text)")
         }
+        guard signed || value >= 0 else { throw .argument("Negative value not allowed: \(text)") }
         return value
     }
 
-    /// `POS` (one entry) or `START:END` (END exclusive; `START:` to the end) within `0..<count`.
+    /// `POS` (one entry) or `START:END` (END exclusive; `START:` to the end) within `0..<count`;
+    /// an END past the queue is cut to it (mpd's `playlistinfo` and `delete` do the same).
+    /// A START at the end is an empty range (mpd's `delete N` on N entries does nothing); `-1`
+    /// is the whole queue, as mpd's old clients write it.
     static func range(_ text: String, count: Int, openEndAllowed: Bool = true) throws(MPDError) -> Range<Int> {
-        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let start = Int(parts[0]), start >= 0 else { throw .argument("Number expected: \(text)") }
-        if parts.count == 1 {
-            guard start < count else { throw .argument("Bad song index") }
-            return start..<start + 1
-        }
-        let end: Int
-        if parts[1].isEmpty, openEndAllowed {
-            end = count
-        } else {
-            guard let value = Int(parts[1]), value >= start else { throw .argument("Invalid range: \(text)") }
-            end = min(value, count)
-        }
+        if text == "-1" { return 0..<count }
+        let (start, end) = try bounds(text)
         guard start <= count else { throw .argument("Bad song index") }
-        return start..<max(start, end)
+        if end == nil, !text.contains(":") { return start..<min(start + 1, count) }
+        guard end != nil || openEndAllowed else { throw .argument("Integer or range expected: \(text)") }
+        return start..<max(start, min(end ?? count, count))
+    }
+
+    /// Entries that must all be there (`move`): no open end, nothing past the queue.
+    static func entries(_ text: String, count: Int) throws(MPDError) -> Range<Int> {
+        let (start, end) = try bounds(text)
+        if text.contains(":"), end == nil { throw .argument("Open-ended range not supported") }
+        let range = start..<(end ?? start + 1)
+        guard range.upperBound <= count, !range.isEmpty else { throw .argument("Bad song index") }
+        return range
+    }
+
+    /// A range's numbers as written (`START`, `START:`, `START:END`), read and checked as mpd
+    /// does; END is nil when open or absent.
+    static func bounds(_ text: String) throws(MPDError) -> (start: Int, end: Int?) {
+        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let start = Int(parts[0]) else { throw .argument("Integer or range expected: \(text)") }
+        guard start >= 0 else { throw .argument("Number is negative: \(text)") }
+        guard start <= Int(Int32.max) else { throw .argument("Number too large: \(text)") }
+        guard parts.count == 2, !parts[1].isEmpty else { return (start, nil) }
+        guard let end = Int(parts[1]) else { throw .argument("Integer or range expected: \(text)") }
+        guard end >= 0 else { throw .argument("Number is negative: \(text)") }
+        guard end <= Int(Int32.max) else { throw .argument("Number too large: \(text)") }
+        guard end >= start else { throw .argument("Malformed range: \(text)") }
+        return (start, end)
     }
 }

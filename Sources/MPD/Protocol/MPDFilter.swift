@@ -69,7 +69,7 @@ public struct MPDFilter: Sendable {
     }
 
     /// Reads a filter from the start of `arguments`: expressions and pairs until the arguments end
-    /// or one is `sort`, `window` or `group` (at a pair's place), which starts `rest`.
+    /// or one is `sort`, `window`, `group` or `position` (at a pair's place), which starts `rest`.
     ///
     /// - Parameter caseSensitive: true for `find` and its kin, false for `search` and its kin.
     /// - Throws: ``MPDError`` (``MPDError/Code/argument``) with mpd's message for each mistake:
@@ -93,7 +93,7 @@ public struct MPDFilter: Sendable {
                 rest.removeFirst()
                 continue
             }
-            if first == "sort" || first == "window" || first == "group" { break }
+            if first == "sort" || first == "window" || first == "group" || first == "position" { break }
             guard rest.count >= 2 else { throw MPDError(.argument, "Incorrect number of filter arguments") }
             terms += 1
             guard terms <= maximumTerms else { throw tooManyTerms }

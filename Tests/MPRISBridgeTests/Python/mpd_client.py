@@ -9,11 +9,20 @@ Scenarios:
                       current song and its embedded picture, plays and pauses.
   home-assistant      Home Assistant's mpd integration: commands once, then each update status,
                       currentsong, listplaylists and the cover; then its actions.
-  idle SUBSYSTEM...   Prints "READY", waits in idle for SUBSYSTEMs and prints what changed.
-  commands CMD...     Runs each command line (a list of words) and prints its result.
+  idle SUBSYSTEM...   Prints {"step": "ready"} once its idle is sent, waits in idle for
+                      SUBSYSTEMs and prints what changed and how long after "ready" it woke.
+  commands CMD...     Runs each command line with python-mpd2 and prints its result, or its
+                      error's text (`[CODE@INDEX] {command} message`). A line is split at spaces,
+                      or is a JSON array of words (for arguments holding spaces).
+  raw LINE...         Sends each line as it is over a plain socket and prints the reply's lines,
+                      `OK` or `ACK ...` last: what any client reads, without a library's parsing.
+
+Pictures are printed as their size and SHA-256, to compare with the bytes embedded.
 """
 
+import hashlib
 import json
+import socket
 import sys
 import threading
 import time
@@ -61,10 +70,18 @@ class Idler:
 def read_picture(client, uri, command):
     """Reads a whole picture as AGL's backend and Home Assistant do: python-mpd2 asks for it
     chunk by chunk (offset 0, then the bytes read so far) until it has `size` bytes."""
-    response = getattr(client, command)(uri)
+    try:
+        response = getattr(client, command)(uri)
+    except mpd.CommandError:
+        # albumart's answer to a song whose folder has no cover.
+        return None
     if not response or "binary" not in response:
         return None
     return bytes(response["binary"])
+
+
+def digest(data):
+    return hashlib.sha256(data).hexdigest() if data else ""
 
 
 def agl(socket_path):
@@ -81,7 +98,7 @@ def agl(socket_path):
     current = control.currentsong()
     emit(step="currentsong", song=current)
     picture = read_picture(control, current["file"], "readpicture")
-    emit(step="readpicture", size=len(picture) if picture else 0, head=picture[:8].hex() if picture else "")
+    emit(step="readpicture", size=len(picture) if picture else 0, sha256=digest(picture))
     events = Idler(socket_path, "player")
     control.pause(1)
     emit(step="paused", changed=events.wait(), state=control.status()["state"])
@@ -108,15 +125,19 @@ def home_assistant(socket_path):
     client.play()
     status = client.status()
     current = client.currentsong()
-    picture = read_picture(client, current["file"], "readpicture")
+    # Home Assistant asks for the folder's cover first, then for the embedded one.
+    picture = read_picture(client, current["file"], "albumart")
     if picture is None:
-        picture = read_picture(client, current["file"], "albumart")
+        picture = read_picture(client, current["file"], "readpicture")
     emit(step="playing", state=status["state"], volume=status["volume"], repeat=status["repeat"],
-         title=current.get("title"), file=current["file"], image=len(picture) if picture else 0)
+         title=current.get("title"), file=current["file"], image=len(picture) if picture else 0,
+         sha256=digest(picture))
     client.seekcur(2)
     client.pause(1)
-    emit(step="paused", state=client.status()["state"], elapsed=float(client.status()["elapsed"]))
+    status = client.status()
+    emit(step="paused", state=status["state"], elapsed=float(status["elapsed"]))
     client.next()
+    emit(step="next", title=client.currentsong().get("title"), state=client.status()["state"])
     client.stop()
     emit(step="stopped", state=client.status()["state"])
     client.close()
@@ -133,13 +154,35 @@ def idle(socket_path, subsystems):
 def commands(socket_path, lines):
     client = connect(socket_path)
     for line in lines:
-        words = line.split(" ")
+        words = json.loads(line) if line.startswith("[") else line.split(" ")
         try:
             result = getattr(client, words[0])(*words[1:])
             emit(command=line, result=result)
         except mpd.CommandError as error:
             emit(command=line, error=str(error))
     client.close()
+
+
+def raw(socket_path, lines):
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.settimeout(20)
+    connection.connect(socket_path)
+    stream = connection.makefile("rwb")
+    stream.readline()
+    for line in lines:
+        stream.write(line.encode("utf-8", "surrogateescape") + b"\n")
+        stream.flush()
+        reply = []
+        while True:
+            answer = stream.readline()
+            if not answer:
+                reply.append("(closed)")
+                break
+            reply.append(answer.rstrip(b"\n").decode("utf-8", "replace"))
+            if answer == b"OK\n" or answer.startswith(b"ACK "):
+                break
+        emit(command=line, reply=reply)
+    connection.close()
 
 
 def main():
@@ -152,6 +195,8 @@ def main():
         idle(socket_path, sys.argv[3:])
     elif scenario == "commands":
         commands(socket_path, sys.argv[3:])
+    elif scenario == "raw":
+        raw(socket_path, sys.argv[3:])
     else:
         sys.exit("unknown scenario " + scenario)
 
