@@ -376,6 +376,8 @@ actor MPDSession {
         default:
             activity.setWaiting(true)
             defer { activity.setWaiting(false) }
+            let writeEarlier = scheduleWriteOfPending()
+            defer { writeEarlier?.cancel() }
             response = try await handler.handle(request, client: client)
         }
         return .answered(response)
@@ -443,6 +445,26 @@ actor MPDSession {
     }
 
     // MARK: Writing
+
+    /// The answers gathered before a handler's command are written if it has not answered
+    /// within ``pendingWriteDelay``: a slow command (a costly search, `pause` waiting for the
+    /// engine) does not hold back the answers to the commands sent before it.
+    private func scheduleWriteOfPending() -> Scheduled<Void>? {
+        guard pending.readableBytes > 0 else { return nil }
+        return channel.eventLoop.scheduleTask(in: Self.pendingWriteDelay) { [self] in
+            assumeIsolated { $0.writePendingNow() }
+        }
+    }
+
+    /// How long the answers before a running command may wait for it to be written with them.
+    private static let pendingWriteDelay = TimeAmount.milliseconds(2)
+
+    private func writePendingNow() {
+        guard pending.readableBytes > 0, channel.isActive else { return }
+        let output = pending
+        pending = allocator.buffer(capacity: 0)
+        channel.writeAndFlush(output, promise: nil)
+    }
 
     /// Writes the gathered answers, if any, as one buffer; returns once the channel takes more
     /// (at once, unless the client reads slower than it is answered).
