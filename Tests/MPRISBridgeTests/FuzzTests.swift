@@ -12,14 +12,7 @@ import Testing
 /// liveness check between batches, and must still stop cleanly afterwards.
 @Suite(.timeLimit(.minutes(3))) struct FuzzTests {
     @Test func aSeededPassOfHostileCallsLeavesTheDaemonAnswering() async throws {
-        let library = try await GeneratedLibrary.make(seconds: 5)
-        // Every kind of node the fuzzer can reach: a cover (an __art object), a playlist, and
-        // what a real folder holds that is not a track (text named like audio, a link loop).
-        try await TestMedia.generatePicture(at: library.path + "/Artist/Generated/cover.png")
-        try "\(library.tracks[0].path)\n\(library.tracks[2].path)\n".write(
-            toFile: library.path + "/Mix.m3u", atomically: true, encoding: .utf8)
-        try "not audio at all".write(toFile: library.path + "/notes.mp3", atomically: true, encoding: .utf8)
-        try FileManager.default.createSymbolicLink(atPath: library.path + "/loop", withDestinationPath: "..")
+        let library = try await Self.libraryOfEveryKind()
         try await DaemonFixture.with(library: library) { daemon in
             let summary = try await Self.fuzz(daemon, calls: 3000, seed: 1)
             // The fuzzer reached every kind of node the library has.
@@ -38,12 +31,7 @@ import Testing
     /// still stop cleanly. 200 idle clients: the daemon takes 256 at once (MPDLimits.maximumClients);
     /// Scripts/fuzz --mpd parks 1000 and sees the ones over the limit refused.
     @Test func aSeededMPDPassLeavesTheDaemonAnswering() async throws {
-        let library = try await GeneratedLibrary.make(seconds: 5)
-        try await TestMedia.generatePicture(at: library.path + "/Artist/Generated/cover.png")
-        try "\(library.tracks[0].path)\n\(library.tracks[2].path)\n".write(
-            toFile: library.path + "/Mix.m3u", atomically: true, encoding: .utf8)
-        try "not audio at all".write(toFile: library.path + "/notes.mp3", atomically: true, encoding: .utf8)
-        try FileManager.default.createSymbolicLink(atPath: library.path + "/loop", withDestinationPath: "..")
+        let library = try await Self.libraryOfEveryKind()
         try await DaemonFixture.with(library: library) { daemon in
             let report = daemon.library.folder.path + "/fuzz-mpd.json"
             let output = try await ChildProcess.run(
@@ -83,6 +71,19 @@ import Testing
             #expect(try await daemon.playerctl("status") != "")
             #expect(try await daemon.mpc("status").contains("volume:"))
         }
+    }
+
+    /// A library with every kind of node the fuzzers can reach: tracks, a cover (an `__art`
+    /// object), a playlist, and what a real folder holds that is not a track (text named like
+    /// audio, a link loop).
+    static func libraryOfEveryKind() async throws -> GeneratedLibrary {
+        let library = try await GeneratedLibrary.make(seconds: 5)
+        try await TestMedia.generatePicture(at: library.path + "/Artist/Generated/cover.png")
+        try "\(library.tracks[0].path)\n\(library.tracks[2].path)\n".write(
+            toFile: library.path + "/Mix.m3u", atomically: true, encoding: .utf8)
+        try "not audio at all".write(toFile: library.path + "/notes.mp3", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: library.path + "/loop", withDestinationPath: "..")
+        return library
     }
 
     /// Runs a seeded pass of `calls` hostile calls against `daemon` and checks what every pass
