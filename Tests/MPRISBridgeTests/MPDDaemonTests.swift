@@ -412,6 +412,27 @@ import Testing
         }
     }
 
+    /// The README's list of what the MPD face answers is what `commands` lists, no more, no less.
+    @Test func theReadmeListsExactlyTheCommandsTheDaemonAnswers() async throws {
+        let readme = try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
+        let start = try #require(readme.range(of: "- What it answers:"))
+        let end = try #require(readme.range(of: "`commands` lists exactly these", range: start.upperBound..<readme.endIndex))
+        let listed = Set(
+            readme[start.upperBound..<end.lowerBound].split(separator: "`").enumerated()
+                .filter { $0.offset % 2 == 1 }
+                .flatMap { $0.element.split(separator: "/").map { String($0.split(separator: " ")[0]) } })
+        try await DaemonFixture.with { daemon in
+            let answered = try await daemon.mpdRaw("commands")[0].compactMap { line in
+                line.hasPrefix("command: ") ? String(line.dropFirst("command: ".count)) : nil
+            }
+            // `command_list_*` and `noidle` are not listed by `commands`, as mpd does; `crossfade 0` names one.
+            let readmeCommands = listed.subtracting(["command_list_begin"]).filter { !$0.isEmpty && $0.first!.isLetter }
+            #expect(Set(answered).subtracting(readmeCommands).isEmpty, "answered, not in the README: \(Set(answered).subtracting(readmeCommands).sorted())")
+            #expect(readmeCommands.subtracting(answered).subtracting(["noidle"]).isEmpty,
+                "in the README, not answered: \(readmeCommands.subtracting(answered).sorted())")
+        }
+    }
+
     /// Numbers at the ends of what a 64-bit integer holds, where a careless magnitude traps.
     @Test func numbersAtTheLimitsOfAnIntegerAreRefusedOrRead() async throws {
         try await DaemonFixture.with { daemon in
