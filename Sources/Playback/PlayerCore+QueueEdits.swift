@@ -170,8 +170,10 @@ extension PlayerCore {
     package var queueSummaryClock: QueueSummaryClock {
         let current = queue.currentPosition
         let next = queue.indexAfterCurrentEnds.map { queue.order[$0] }
+        // Asked of the catalog once: a catalogued entry's description is a lookup.
+        let currentInfo = queue.current?.info
         let duration: Duration? =
-            if let item = queue.current, !item.isLiveStream { item.info.playbackDuration ?? engineDuration } else { nil }
+            if let currentInfo, !currentInfo.isLiveStream { currentInfo.playbackDuration ?? engineDuration } else { nil }
         let summary = QueueSummary(
             count: queue.count, revision: queue.entriesRevision, currentPosition: current,
             currentSongID: current.map { queue.songIDs[$0] }, nextPosition: next, nextSongID: next.map { queue.songIDs[$0] },
@@ -181,7 +183,7 @@ extension PlayerCore {
         let advancing = state == .playing && loaded != nil
         return QueueSummaryClock(
             summary: summary, advancingSince: advancing ? since : nil,
-            elapsedLimit: queue.current?.info.playbackDuration ?? engineDuration,
+            elapsedLimit: currentInfo?.playbackDuration ?? engineDuration,
             currentEntry: current.map { QueueEntry(position: $0, songID: queue.songIDs[$0], item: queue.addedOrder[$0]) })
     }
 
