@@ -85,7 +85,8 @@ import Testing
                 [
                     "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", state, daemonExecutable,
                     "--library", library.path, "--cache-dir", library.folder.path + "/cache", "--state-dir", state,
-                    "--audio-sink", "fakesink sync=true",
+                    // No MPD face: these daemons' logs are counted, and they run beside others.
+                    "--audio-sink", "fakesink sync=true", "--no-mpd",
                 ])
             defer { process.kill() }
             _ = try await process.waitForLine(timeout: .seconds(20)) { $0.contains("ready:") }
@@ -128,7 +129,8 @@ import Testing
                 [
                     "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", cache, daemonExecutable,
                     "--library", library.path, "--cache-dir", cache, "--state-dir", library.folder.path + "/state",
-                    "--audio-sink", "fakesink sync=true",
+                    // No MPD face: these daemons' logs are counted, and they run beside others.
+                    "--audio-sink", "fakesink sync=true", "--no-mpd",
                 ])
             defer { process.kill() }
             _ = try await process.waitForLine(timeout: .seconds(20)) { $0.contains("ready:") }

@@ -42,8 +42,12 @@ public struct DaemonLaunch: Sendable {
     public var treeRoot: ObjectPath { ObjectPath(stringLiteral: "/org/gnome/UPnP/MediaServer2/\(playerName)") }
 
     public var arguments: [String] {
-        ["--library", library, "--cache-dir", cacheDirectory, "--state-dir", stateDirectory, "--audio-sink", audioSink,
-            "--name", playerName] + (scansAtStart ? [] : ["--no-scan"]) + extraArguments
+        // The MPD face on, as a user runs the daemon, but on a port and socket of its own.
+        let mpd =
+            extraArguments.contains { $0.hasPrefix("--mpd") || $0 == "--no-mpd" }
+            ? [] : ["--mpd-port", "0", "--mpd-socket", stateDirectory + "/mpd.socket"]
+        return ["--library", library, "--cache-dir", cacheDirectory, "--state-dir", stateDirectory, "--audio-sink", audioSink,
+            "--name", playerName] + (scansAtStart ? [] : ["--no-scan"]) + mpd + extraArguments
     }
 
     /// Spawns the daemon on `bus`; returns with the time just before the spawn.
