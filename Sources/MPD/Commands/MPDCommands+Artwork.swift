@@ -35,27 +35,13 @@ extension MPDCommands {
         var type: String?
     }
 
-    /// The last few covers read, by song and kind: a client reads one in many chunks.
-    struct RecentCovers {
-        private var entries: [(key: String, cover: Cover)] = []
-        static let kept = 4
-
-        func cover(_ key: String) -> Cover? { entries.first { $0.key == key }?.cover }
-
-        mutating func insert(_ cover: Cover, for key: String) {
-            entries.removeAll { $0.key == key }
-            entries.insert((key, cover), at: 0)
-            if entries.count > Self.kept { entries.removeLast() }
-        }
-    }
-
     /// The largest cover served: a bigger image is most likely not a cover.
     static let maximumCoverBytes = 16 * 1024 * 1024
 
     /// The cover of the library song `path`: embedded, or its folder's image file.
     func cover(of path: String, embedded: Bool) async throws(MPDError) -> Cover? {
         let key = (embedded ? "e:" : "f:") + path
-        if let cover = state.withLock({ $0.covers.cover(key) }) { return cover }
+        if let cover = state.withLock({ $0.covers.value(for: key) }) { return cover }
         let cover: Cover? = try await read { library in
             guard !path.isEmpty, let track = try library.track(id: path) else { 
                 // mpd's words for a song it does not have.

@@ -3,19 +3,19 @@ import Synchronization
 
 /// Library tracks by path, kept while the library does not change (``MPDChanges/libraryGeneration``),
 /// so that `currentsong` and `playlistinfo`, which clients send again and again, read the index
-/// only for songs not asked for since the last rescan that changed something. At most
-/// ``capacity`` tracks; full, it starts again empty.
+/// only for songs not asked for lately since the last rescan that changed something. At most
+/// 4,096 tracks, in the two generations of ``RecentValues``.
 final class TrackCache: Sendable {
-    /// The most tracks kept (a few kB each): a queue of this many is listed from memory.
-    let capacity = 4096
-
-    private let state = Mutex<(generation: Int, tracks: [Track.ID: Track])>((0, [:]))
+    private let state = Mutex<(generation: Int, tracks: RecentValues<Track.ID, Track>)>(
+        (0, RecentValues(capacity: TrackCache.generationCapacity)))
+    /// A generation's tracks (a few hundred bytes each): a queue of twice this many is listed from memory.
+    static let generationCapacity = 2048
 
     /// The tracks kept for `ids` (nil for those not kept), read at library generation `generation`.
     func tracks(_ ids: [Track.ID], generation: Int) -> [Track?] {
         state.withLock { state in
-            if state.generation != generation { state = (generation, [:]) }
-            return ids.map { state.tracks[$0] }
+            if state.generation != generation { state = (generation, RecentValues(capacity: Self.generationCapacity)) }
+            return ids.map { state.tracks.value(for: $0) }
         }
     }
 
@@ -23,8 +23,7 @@ final class TrackCache: Sendable {
     func keep(_ tracks: [Track], generation: Int) {
         state.withLock { state in
             guard state.generation == generation else { return }
-            if state.tracks.count + tracks.count > capacity { state.tracks = [:] }
-            for track in tracks.prefix(capacity) { state.tracks[track.id] = track }
+            for track in tracks { state.tracks.insert(track, for: track.id) }
         }
     }
 }

@@ -78,8 +78,9 @@ public final class MPDCommands: MPDCommandHandler {
         /// How long the player played before it last started, and since when it plays.
         var played: Duration = .zero
         var playingSince: ContinuousClock.Instant?
-        /// The last covers read, for clients that read them in chunks.
-        var covers = RecentCovers()
+        /// The last covers read, by song and kind, for clients that read them in chunks: at most
+        /// four (two generations of two).
+        var covers = RecentValues<String, Cover>(capacity: 2)
         /// The song id of the entry last playing or paused. mpd has no current song in a queue
         /// that has not played since it was filled (nor after `random` changes while stopped):
         /// stopped, the player's current entry is shown only if it is this one.
