@@ -59,13 +59,16 @@ public struct MPDTagSet: Sendable, Equatable {
     }
 
     /// Every tag.
-    public static var all: MPDTagSet { MPDTagSet(MPDTag.allCases) }
+    public static let all = MPDTagSet(MPDTag.allCases)
 
     public func contains(_ tag: MPDTag) -> Bool { bits & Self.bit(tag) != 0 }
     public mutating func insert(_ tag: MPDTag) { bits |= Self.bit(tag) }
     public mutating func remove(_ tag: MPDTag) { bits &= ~Self.bit(tag) }
 
-    private static func bit(_ tag: MPDTag) -> UInt32 {
-        1 << UInt32(MPDTag.allCases.firstIndex(of: tag)!)
-    }
+    private static func bit(_ tag: MPDTag) -> UInt32 { bits[tag]! }
+
+    /// Each tag's bit, by its place among the cases: looked up once per tag of every song a
+    /// response writes, so made once rather than searched for each time.
+    private static let bits: [MPDTag: UInt32] = Dictionary(
+        uniqueKeysWithValues: MPDTag.allCases.enumerated().map { ($0.element, UInt32(1) << UInt32($0.offset)) })
 }
