@@ -219,6 +219,19 @@ static inline const gchar *cgst_factory_name(GstElement *element) {
     return factory != NULL ? gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory)) : NULL;
 }
 
+/// The `location` of the first `filesink` inside `bin` (at any depth), or NULL; the caller frees it.
+static inline void cgst_find_filesink_location(GstElement *element, gpointer data) {
+    gchar **location = (gchar **)data;
+    const gchar *factory = cgst_factory_name(element);
+    if (*location == NULL && g_strcmp0(factory, "filesink") == 0) g_object_get(element, "location", location, NULL);
+}
+
+static inline gchar *cgst_filesink_location(GstBin *bin) {
+    gchar *location = NULL;
+    cgst_for_each_element(bin, cgst_find_filesink_location, &location);
+    return location;
+}
+
 /// The application message the engine posts on its own bus to mark a point in the message order.
 #define CGST_MARKER_NAME "mpris-bridge-marker"
 

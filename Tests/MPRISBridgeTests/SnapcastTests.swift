@@ -352,6 +352,8 @@ private func checkSnapcastControls(_ snapserver: SnapserverSession, player: Play
     try await snapserver.send("seek", ["offset": -4])
     let back = try await waitForValue(player.position) { (4..<6.5).contains($0) }
     #expect((4..<6.5).contains(back), "seek -4 from \(position) s left the track at \(back) s")
+    // A seek may reload the track; it must still be the same one.
+    #expect(try await player.title() == "Tone 1")
 
     try await snapserver.send("pause")
     try await snapserver.waitForStream(playback: "paused")

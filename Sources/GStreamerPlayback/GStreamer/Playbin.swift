@@ -40,6 +40,8 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     /// loop before it looks at its own stream: a tag arriving while the only sink closes (a seek
     /// that reloads, a stop) then aborts the process. This sink keeps the loop alive.
     private let mainLoopKeeper: UnsafeMutablePointer<GstElement>?
+    /// The named pipe a filesink output writes to, held open across loads (see `FIFOKeeper`).
+    private let fifoKeeper: FIFOKeeper?
 
     private struct Started {
         var loop: BusLoop
@@ -93,6 +95,10 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         // pulsesink can be pointed at one; another description fixes the output.
         canSelectOutput = Self.canSelectOutput(sink)
         mainLoopKeeper = canSelectOutput ? Self.openPulseSink() : nil
+        fifoKeeper = cgst_filesink_location(binPointer(sink)).map { location in
+            defer { g_free(location) }
+            return FIFOKeeper(path: String(cString: location))
+        }
         self.sink = sink
         _ = gst_object_ref(gpointer(sink))
         // Every flushing seek's FLUSH_STOP passes the output's input pad synchronously, before
@@ -330,6 +336,7 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
 
     /// Sets the URI playbin opens on its next start from READY or NULL.
     func setURI(_ uri: String) {
+        fifoKeeper?.holdOpen()
         cgst_set_string(element, "uri", uri)
     }
 
