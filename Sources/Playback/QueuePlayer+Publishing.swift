@@ -12,10 +12,13 @@ extension QueuePlayer {
         case .showNowPlaying(let info, let since):
             nowPlaying.publish(info, at: since)
         case .enableCommands(let available):
+            // While remote commands are held for the queue being restored, a remote may already
+            // send play or pause: it is carried out on the restored queue.
+            let playable = available.hasItems || remoteCommandHold.isHolding
             commands.performBatchUpdates {
-                commands.playCommand.isEnabled = available.hasItems
-                commands.pauseCommand.isEnabled = available.hasItems
-                commands.togglePlayPauseCommand.isEnabled = available.hasItems
+                commands.playCommand.isEnabled = playable
+                commands.pauseCommand.isEnabled = playable
+                commands.togglePlayPauseCommand.isEnabled = playable
                 commands.nextTrackCommand.isEnabled = available.hasNext
                 commands.previousTrackCommand.isEnabled = available.hasItems
             }

@@ -76,6 +76,8 @@ public actor QueuePlayer {
     private var operationsAccepted = 0
     /// Removes each target added by ``start()``.
     private var targets: [@Sendable () -> Void] = []
+    /// Keeps remotes' commands waiting while the queue is being restored.
+    let remoteCommandHold = RemoteCommandHold()
     /// The gapless hand-over, read on the engine's streaming thread.
     let handover = HandoverBook()
 
@@ -154,12 +156,36 @@ public actor QueuePlayer {
     private func target<Event>(
         _ command: RemoteCommand<Event>, _ playerCommand: @escaping @Sendable (Event) -> PlayerCommand
     ) -> @Sendable () -> Void {
+        let hold = remoteCommandHold
         let target = command.addTarget { [weak self] event in
             guard let self else { return .noActionableNowPlayingItem }
             let input = PlayerInput.command(playerCommand(event))
-            return await self.command(input.precedence) { await $0.run(input) }
+            return await hold.pass { await self.command(input.precedence) { await $0.run(input) } }
         }
         return { command.removeTarget(target) }
+    }
+
+    /// Makes the commands remotes send (through the ``RemoteCommandCenter``) wait until
+    /// ``releaseRemoteCommands()``, or until `timeout` passes; then they run in the order they
+    /// arrived. For a player published before its saved queue is restored: a command that
+    /// arrives meanwhile (a media key that started the service) acts on the restored queue
+    /// instead of an empty one. The app's own calls (``restore(_:items:)``, ``replaceQueue(with:startingAt:play:)``)
+    /// are not held.
+    public nonisolated func holdRemoteCommands(for timeout: Duration = .seconds(10)) {
+        // Meanwhile play and pause are shown available (see `apply(_:)`); the queue's own
+        // availability is shown again once the hold ends.
+        remoteCommandHold.close(for: timeout) { [weak self] in
+            Task { await self?.showCommandAvailability() }
+        }
+    }
+
+    private func showCommandAvailability() {
+        apply(.enableCommands(core.commandAvailability))
+    }
+
+    /// Lets the commands held by ``holdRemoteCommands(for:)`` run, in their order.
+    public nonisolated func releaseRemoteCommands() {
+        remoteCommandHold.open()
     }
 
     /// Removes the targets and stops the engine. Call before dropping the player.

@@ -68,6 +68,9 @@ enum Daemon {
             commands: commands, nowPlaying: nowPlaying, logger: logger, resumePoints: resumePoints,
             makeEngine: { try audio.makeEngine() },
             resolve: { try library.items().resolve($0, playableTypes: playableTypes, libraryFilesOnly: libraryFilesOnly) })
+        // The name is owned before the saved queue is back: a remote's command meanwhile (a
+        // media key that started the daemon) waits for the queue instead of finding it empty.
+        player.holdRemoteCommands(for: .seconds(10))
         // The media tree's content arrives once the library is open; MPRIS Playlists follows it.
         // A container of more than 500 rows is paged (a page of it is read in a few
         // milliseconds, and the first page of a 4,000-album tab read whole took 100 ms).

@@ -31,6 +31,8 @@ struct StateStoreService: Service, CustomStringConvertible {
         // Each change is saved while this observation is kept: until the state is written last.
         let saving = try? await cancelWhenGracefulShutdown { try await restore() }
         let restored = saving != nil
+        // Commands held until the queue was back run now, even if it could not be restored.
+        player.releaseRemoteCommands()
         defer { withExtendedLifetime(saving) {} }
         try? await gracefulShutdown()
         logger.info("shutting down")
@@ -57,6 +59,7 @@ struct StateStoreService: Service, CustomStringConvertible {
         let saving = await player.observeChanges { [store] in store.save($0) }
         if await player.itemCount == 0 { await player.queueWholeLibrary(served, logger: logger) }
         let queued = await player.itemCount
+        player.releaseRemoteCommands()
         // Building the queue freed more than it kept; give it back rather than hold it while idle.
         _ = malloc_trim(0)
         logger.info("ready: \(queued) entries queued")

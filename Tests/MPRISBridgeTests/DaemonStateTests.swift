@@ -110,4 +110,33 @@ import Testing
             try await daemon.stop()
         }
     }
+    /// A Play sent the moment the bus name appears (a media key that started the daemon through
+    /// D-Bus activation) is carried out on the queue the daemon is about to have (the library,
+    /// on a first start), not dropped for an empty one.
+    @Test func aPlaySentAsSoonAsTheNameAppearsPlaysTheQueue() async throws {
+        let library = try await GeneratedLibrary.make(seconds: 30)
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            #expect(try await DaemonFixture.scan(library).succeeded)
+            let client = try ChildProcess.spawn(
+                PrivateBus.systemPython, [pythonScript("play_on_start.py"), DaemonFixture.busName],
+                environment: bus.pythonEnvironment)
+            defer { client.kill() }
+            _ = try await client.waitForLine { $0 == "watching" }
+            let folder = library.folder.path
+            let daemon = try ChildProcess.spawn(
+                daemonExecutable,
+                [
+                    "--library", library.path, "--cache-dir", folder + "/cache", "--state-dir", folder + "/state",
+                    "--audio-sink", "fakesink sync=true", "--no-mpd",
+                ], environment: bus.environment)
+            defer { daemon.kill() }
+            let reply = try await client.waitForLine(timeout: .seconds(20)) { _ in true }
+            #expect(reply == "played")
+            let started = DaemonFixture(bus: bus, library: library, process: daemon)
+            #expect(try await eventually { try await started.playerctl("status") == "Playing" })
+            #expect(try await started.playerctl("metadata", "title") == "Tone 1")
+            try await started.stop()
+        }
+    }
 }
