@@ -266,7 +266,7 @@ final class PeerBenchmark: Sendable {
                 + (lastError.map { " (last error: \($0))" } ?? ""))
     }
 
-    /// PlayPause -> PropertiesChanged(PlaybackStatus), from Paused, a pause of 50 ms after each
+    /// PlayPause -> PropertiesChanged(PlaybackStatus), from Paused, a pause (`--toggle-gap`) after each
     /// so that the player settles and late signals of one toggle never count for the next.
     private func measureToggles(player: Proxy, names: BusClient, into figures: inout PlayerFigures) async throws {
         let stream = try await names.connection.signals(
@@ -287,7 +287,7 @@ final class PeerBenchmark: Sendable {
             replies.append(replied - sent)
             if signalled < replied { figures.signalsBeforeReply += 1 }
             status = expected
-            try await Task.sleep(for: .milliseconds(50))
+            try await Task.sleep(for: .milliseconds(options.toggleGap))
         }
         figures.toggleSignal = Summary(nanoseconds: signals)
         figures.toggleReply = Summary(nanoseconds: replies)

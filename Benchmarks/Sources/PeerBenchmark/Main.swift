@@ -44,6 +44,9 @@ struct Arguments: BenchmarkArguments {
     @Option(help: "Timed PlayPause toggles per player (default 60, 16 with --quick).")
     var toggles: Int?
 
+    @Option(help: "Milliseconds between one toggle's signal and the next toggle (default 250).")
+    var toggleGap: Int?
+
     @Option(help: "Seconds of the playing window (default 10, 4 with --quick).")
     var window: Int?
 
@@ -61,7 +64,7 @@ struct Arguments: BenchmarkArguments {
 
     func validate() throws {
         for (name, value) in [
-            ("starts", starts), ("iterations", iterations), ("toggles", toggles), ("window", window), ("clients", clients),
+            ("starts", starts), ("iterations", iterations), ("toggles", toggles), ("window", window), ("clients", clients), ("toggle-gap", toggleGap),
         ] {
             if let value, value <= 0 { throw ValidationError("--\(name) must be positive") }
         }
@@ -84,6 +87,7 @@ struct Arguments: BenchmarkArguments {
         if let iterations { options.iterations = iterations }
         if let toggles { options.toggles = toggles }
         if let window { options.window = window }
+        if let toggleGap { options.toggleGap = toggleGap }
         if let clients { options.clients = clients }
         if let players { options.players = players.split(separator: ",").compactMap { PlayerKind(rawValue: String($0)) } }
         return options
@@ -99,6 +103,8 @@ struct Options: Sendable {
     var iterations = 1000
     var toggles = 60
     var window = 10
+    /// Milliseconds between one toggle's signal and the next toggle.
+    var toggleGap = 250
     var clients = 50
     /// Rounds of the double tap (two PlayPause at once from one client).
     var doubleTaps = 5
