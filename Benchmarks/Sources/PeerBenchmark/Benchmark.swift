@@ -23,6 +23,10 @@ struct PlayerFigures: Sendable {
     var signalsBeforeReply = 0
     /// Resident kB of the playing process, paused.
     var rssPaused: Int?
+    /// The peak resident kB of the playing process (`VmHWM`), read at the same time.
+    var rssPeak: Int?
+    /// Resident kB of the playing process at the end of the playing window.
+    var rssPlaying: Int?
     /// The same of the MPRIS process, when it is another process (mpDris2).
     var mprisRSSPaused: Int?
     var playing: ActivityWindow?
@@ -216,11 +220,14 @@ final class PeerBenchmark: Sendable {
         figures.playing = ActivityWindow(from: starts.0, to: ends.0)
         if running.mpris != running.player { figures.mprisPlaying = ActivityWindow(from: starts.1, to: ends.1) }
         figures.server = ActivityWindow(from: starts.2, to: ends.2)
+        figures.rssPlaying = playerProbe.memory()?.resident
 
         // Paused, settled.
         try await setStatus(player, to: "Paused", with: "Pause")
         try await Task.sleep(for: .seconds(2))
-        figures.rssPaused = playerProbe.memory()?.resident
+        let paused = playerProbe.memory()
+        figures.rssPaused = paused?.resident
+        figures.rssPeak = paused?.peak
         if running.mpris != running.player { figures.mprisRSSPaused = mprisProbe.memory()?.resident }
 
         // GetAll(Player) and Peer.Ping to the same process, interleaved.
@@ -295,12 +302,15 @@ final class PeerBenchmark: Sendable {
         if status != "Paused" { try await setStatus(player, to: "Paused", with: "Pause") }
     }
 
-    /// Two PlayPause at once from one client (a double-tapped media key), then one from each of
-    /// many clients at once: the calls whose reply is an error.
+    /// Two PlayPause at once from one client (a double-tapped media key), from Paused and from
+    /// Playing in turn, then one from each of many clients at once (from Paused): the calls whose
+    /// reply is an error.
     private func measureBursts(
         player: Proxy, names: BusClient, address: String, into figures: inout PlayerFigures
     ) async throws {
-        for _ in 0..<options.doubleTaps {
+        for round in 0..<options.doubleTaps {
+            // Every other round from Playing: a double tap meets a pause as well as a resume.
+            try await setStatus(player, to: round % 2 == 0 ? "Paused" : "Playing", with: round % 2 == 0 ? "Pause" : "Play")
             async let first = succeeds { let _: () = try await player.call("PlayPause") }
             async let second = succeeds { let _: () = try await player.call("PlayPause") }
             for result in await [first, second] {
@@ -312,6 +322,7 @@ final class PeerBenchmark: Sendable {
             }
             try await Task.sleep(for: .milliseconds(500))
         }
+        try await setStatus(player, to: "Paused", with: "Pause")
         var connections: [Connection] = []
         defer { for connection in connections { connection.close() } }
         for _ in 0..<options.clients { connections.append(try await Connection.connect(to: .address(address))) }

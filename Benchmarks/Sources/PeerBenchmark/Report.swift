@@ -61,6 +61,8 @@ struct PeerReport {
             $0.toggleSignal == nil ? nil : Double($0.signalsBeforeReply)
         },
         Figure(key: "rssPausedMegabytes", label: "RSS paused, MB", digits: 1) { $0.rssPaused.map { Double($0) / 1024 } },
+        Figure(key: "rssPlayingMegabytes", label: "RSS playing, MB", digits: 1) { $0.rssPlaying.map { Double($0) / 1024 } },
+        Figure(key: "rssPeakMegabytes", label: "RSS peak (VmHWM), MB", digits: 1) { $0.rssPeak.map { Double($0) / 1024 } },
         Figure(key: "playingCPUPercent", label: "playing: CPU %", digits: 2) { cpuPercent($0.playing) },
         Figure(key: "playingSwitchesPerSecond", label: "playing: switches/s", digits: 0) { switchesPerSecond($0.playing) },
         Figure(key: "playingThreads", label: "playing: threads", digits: 0) { $0.playing.map { Double($0.threadCount) } },
