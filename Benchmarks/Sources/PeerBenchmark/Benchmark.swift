@@ -119,6 +119,7 @@ final class PeerBenchmark: Sendable {
             for kind in options.players {
                 var figures = PlayerFigures(kind: kind)
                 if let missing = stage.missing(kind) {
+                    if kind == .daemon { throw BenchmarkFailure(description: missing) }
                     figures.missing = missing
                     log("\(kind.label): missing (\(missing))")
                 } else {
