@@ -34,6 +34,9 @@ struct PlayerFigures: Sendable {
     var server: ActivityWindow?
     /// Streams the sound server listed just before the playing window.
     var streamsWhilePlaying = 0
+    /// How far the track's Position advanced over the playing window, in seconds (nil if the
+    /// player gives no Position).
+    var advancedSeconds: Double?
     var doubleTapErrors = 0
     var doubleTapCalls = 0
     var burstErrors = 0
@@ -215,9 +218,14 @@ final class PeerBenchmark: Sendable {
         let playerProbe = ProcessProbe(pid: running.player)
         let mprisProbe = ProcessProbe(pid: running.mpris)
         let serverProbe = ProcessProbe(pid: server.pid)
+        // Where the track is, before and after (outside the window): a player that says Playing
+        // but does not advance is named in the report.
+        let positionBefore = try? await player.property("Position", as: Int64.self)
         let starts = (playerProbe.sample(), mprisProbe.sample(), serverProbe.sample())
         try await Task.sleep(for: .seconds(options.window))
         let ends = (playerProbe.sample(), mprisProbe.sample(), serverProbe.sample())
+        let positionAfter = try? await player.property("Position", as: Int64.self)
+        if let positionBefore, let positionAfter { figures.advancedSeconds = Double(positionAfter - positionBefore) / 1e6 }
         figures.playing = ActivityWindow(from: starts.0, to: ends.0)
         if running.mpris != running.player { figures.mprisPlaying = ActivityWindow(from: starts.1, to: ends.1) }
         figures.server = ActivityWindow(from: starts.2, to: ends.2)

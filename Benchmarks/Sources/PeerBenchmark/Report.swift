@@ -63,8 +63,12 @@ struct PeerReport {
         Figure(key: "rssPausedMegabytes", label: "RSS paused, MB", digits: 1) { $0.rssPaused.map { Double($0) / 1024 } },
         Figure(key: "rssPlayingMegabytes", label: "RSS playing, MB", digits: 1) { $0.rssPlaying.map { Double($0) / 1024 } },
         Figure(key: "rssPeakMegabytes", label: "RSS peak (VmHWM), MB", digits: 1) { $0.rssPeak.map { Double($0) / 1024 } },
+        Figure(key: "playingAdvancedSeconds", label: "playing: Position advanced, s", digits: 1) { $0.advancedSeconds },
         Figure(key: "playingCPUPercent", label: "playing: CPU %", digits: 2) { cpuPercent($0.playing) },
         Figure(key: "playingSwitchesPerSecond", label: "playing: switches/s", digits: 0) { switchesPerSecond($0.playing) },
+        Figure(key: "playingVoluntarySwitchesPerSecond", label: "  of them voluntary", digits: 0) {
+            $0.playing.map { Double($0.voluntarySwitches) / $0.seconds }
+        },
         Figure(key: "playingThreads", label: "playing: threads", digits: 0) { $0.playing.map { Double($0.threadCount) } },
         Figure(key: "soundServerCPUPercent", label: "playing: sound server CPU %", digits: 2) { cpuPercent($0.server) },
         Figure(key: "soundServerSwitchesPerSecond", label: "playing: sound server switches/s", digits: 0) {
@@ -154,6 +158,10 @@ struct PeerReport {
         }
         for result in results {
             if let missing = result.missing { Swift.print("  \(result.kind.label): missing: \(missing)") }
+            if result.missing == nil, let advanced = result.advancedSeconds, advanced < 0.8 * Double(options.window) {
+                Swift.print(
+                    "  \(result.kind.label): its Position advanced \(fixed(advanced, 1)) s in the \(options.window) s playing window")
+            }
             if result.missing == nil && result.streamsWhilePlaying == 0 {
                 Swift.print("  \(result.kind.label): the sound server listed no stream while it played")
             }
