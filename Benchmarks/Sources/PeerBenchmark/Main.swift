@@ -64,7 +64,8 @@ struct Arguments: BenchmarkArguments {
 
     func validate() throws {
         for (name, value) in [
-            ("starts", starts), ("iterations", iterations), ("toggles", toggles), ("window", window), ("clients", clients), ("toggle-gap", toggleGap),
+            ("starts", starts), ("iterations", iterations), ("toggles", toggles), ("window", window),
+            ("clients", clients), ("toggle-gap", toggleGap),
         ] {
             if let value, value <= 0 { throw ValidationError("--\(name) must be positive") }
         }

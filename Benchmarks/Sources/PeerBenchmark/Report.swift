@@ -135,13 +135,11 @@ struct PeerReport {
                 + "one private bus, one private PulseAudio (null sink), players one at a time")
         Swift.print(pad("", width, right: false) + results.map { pad($0.kind.label, column) }.joined())
         for figure in Self.figures {
-            let cells = results.map { result -> String in
-                guard result.missing == nil else { return pad("-", column) }
-                return pad(figure.value(result).map { fixed($0, figure.digits) } ?? "", column)
-            }
+            let values = results.map { $0.missing == nil ? figure.value($0) : nil }
             // A row empty for every player (the MPRIS process apart, with no such peer) is left out.
-            if cells.allSatisfy({ $0.trimmingCharacters(in: " ") == "" || $0.trimmingCharacters(in: " ") == "-" }) {
-                continue
+            guard values.contains(where: { $0 != nil }) else { continue }
+            let cells = zip(results, values).map { result, value in
+                pad(result.missing != nil ? "-" : value.map { fixed($0, figure.digits) } ?? "", column)
             }
             Swift.print(pad(figure.label, width, right: false) + cells.joined())
         }
@@ -178,8 +176,9 @@ struct PeerReport {
             let (daemon, limit, met) = judge(goal)
             let bestPeer = best(goal.figure)
             let ratio = daemon.flatMap { daemon in bestPeer.flatMap { $0.value > 0 ? daemon / $0.value : nil } }
+            let limitText = limit.map { " = \(fixed($0, goal.figure.digits))" } ?? " (missing)"
             let goalText =
-                goal.reference.map { "<= \(fixed(goal.factor, 2)) x \($0.label)" + (limit.map { " = \(fixed($0, goal.figure.digits))" } ?? " (missing)") }
+                goal.reference.map { "<= \(fixed(goal.factor, 2)) x \($0.label)" + limitText }
                 ?? "<= \(fixed(goal.factor, goal.figure.digits))"
             let mark = met.map { $0 ? "yes" : "NO" } ?? "n/a"
             Swift.print(
@@ -241,11 +240,5 @@ struct PeerReport {
             }
         }
         return missed.isEmpty ? 0 : 1
-    }
-}
-
-extension String {
-    fileprivate func trimmingCharacters(in set: Character) -> String {
-        String(drop { $0 == set }.reversed().drop { $0 == set }.reversed())
     }
 }
