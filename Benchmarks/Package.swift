@@ -121,6 +121,22 @@ let package = Package(
                 .product(name: "ProcessTestSupport", package: "mpris-bridge"),
             ]
         ),
+        // The daemon beside its peers (VLC, mpd + mpDris2, Mopidy + mopidy-mpris, mpv + mpv-mpris),
+        // each in turn on one private bus and one private PulseAudio, measured by the same client:
+        // exec -> bus name, GetAll/Ping, PlayPause -> signal, RSS paused, CPU and context switches
+        // while playing, the sound server's CPU, PlayPause bursts.
+        .executableTarget(
+            name: "PeerBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "DBus", package: "mpris-bridge"),
+                .product(name: "DBusTestSupport", package: "mpris-bridge"),
+                .product(name: "ProcessTestSupport", package: "mpris-bridge"),
+                .product(name: "SoundServerTestSupport", package: "mpris-bridge"),
+                .product(name: "TestMedia", package: "mpris-bridge"),
+            ]
+        ),
         // libdbus-1 for the walk client below.
         .systemLibrary(name: "CLibDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // A head unit's walk of the media tree with as little client work as libdbus allows (C), so
