@@ -155,11 +155,20 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
     /// Marshals `message` on the calling thread, throwing if it cannot go on the wire, and
     /// queues it. A message for a bus that is gone is dropped.
     func send(_ message: Message) throws {
-        let outgoing = try OutgoingMessage(message)
-        queue.async { [self] in
-            guard !disconnected else { return }
-            _ = try? raw.send(outgoing)
-        }
+        send(try OutgoingMessage(message))
+    }
+
+    /// Queues a marshalled message from any thread.
+    func send(_ outgoing: OutgoingMessage) {
+        queue.async { [self] in sendOnQueue(outgoing) }
+    }
+
+    /// Sends a marshalled message at once, from the connection's queue (a reply written while
+    /// the call is handled there): no block queued behind the messages still to dispatch.
+    func sendOnQueue(_ outgoing: OutgoingMessage) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !disconnected else { return }
+        _ = try? raw.send(outgoing)
     }
 
     func call(_ message: Message, timeout: Duration) async throws -> Message {

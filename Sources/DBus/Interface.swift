@@ -45,6 +45,26 @@ public final class Interface: Sendable {
         var attachments: [Attachment] = []
         /// For an interface shared by many objects: each object's property values.
         var objectValues: (@Sendable (ObjectPath) -> [String: DBusValue]?)?
+        /// `GetAll`'s entries on the wire, kept from one call to the next until a value or a
+        /// declaration changes (`generation` counts those changes).
+        var encodedEntries = EncodedEntries.stale
+        var generation = 0
+    }
+
+    /// `GetAll`'s reply body as wire bytes: the stored properties' entries written once, the
+    /// computed ones read at each call.
+    enum EncodedEntries: Sendable {
+        case stale
+        /// A value libdbus's iterators must write (and refuse, if it cannot go on the wire).
+        case unencodable
+        case pieces([EncodedPiece])
+    }
+
+    enum EncodedPiece: Sendable {
+        /// Consecutive stored properties' `{sv}` entries, starting at an 8-aligned place.
+        case entries([UInt8])
+        /// A computed property, read at each call.
+        case computed(name: String, get: @Sendable () -> DBusValue)
     }
 
     struct Attachment: Sendable {
@@ -124,7 +144,10 @@ public final class Interface: Sendable {
         changes: PropertyChangePolicy = .emitsValue, annotations: [Annotation] = [],
         set: (@Sendable (T) async throws -> T)? = nil
     ) -> Property<T> {
-        state.withLock { $0.values[name.rawValue] = initial.dbusValue }
+        state.withLock {
+            $0.values[name.rawValue] = initial.dbusValue
+            $0.valuesChanged()
+        }
         var setter: (@Sendable (DBusValue) async throws -> DBusValue?)?
         if let set {
             setter = { value in try await set(T(dbusValue: value)).dbusValue }
@@ -142,7 +165,10 @@ public final class Interface: Sendable {
     public func constantProperty(
         _ name: MemberName, _ value: DBusValue, changes: PropertyChangePolicy = .const, annotations: [Annotation] = []
     ) {
-        state.withLock { $0.values[name.rawValue] = value }
+        state.withLock {
+            $0.values[name.rawValue] = value
+            $0.valuesChanged()
+        }
         addProperty(
             PropertyDeclaration(
                 name: name, type: value.type, access: .read, changes: changes, annotations: annotations, get: nil,
@@ -197,7 +223,10 @@ public final class Interface: Sendable {
                     name: property.name, type: property.type, access: .read, changes: property.changes, annotations: [],
                     get: nil, set: nil))
         }
-        state.withLock { $0.objectValues = values }
+        state.withLock {
+            $0.objectValues = values
+            $0.valuesChanged()
+        }
     }
 
     /// Declares a signal with typed arguments.
@@ -229,6 +258,7 @@ public final class Interface: Sendable {
 
     private func addProperty(_ property: PropertyDeclaration) {
         state.withLock {
+            $0.valuesChanged()
             if $0.properties.updateValue(property, forKey: property.name.rawValue) == nil {
                 $0.propertyOrder.append(property.name.rawValue)
             }
@@ -254,6 +284,7 @@ public final class Interface: Sendable {
                 return false
             }
             state.values[name.rawValue] = value
+            state.valuesChanged()
             state.noteChange(of: declaration)
             return !state.batch.isOpen
         }
@@ -270,6 +301,7 @@ public final class Interface: Sendable {
             let new = value.dbusValue
             guard new != old else { return false }
             state.values[name.rawValue] = new
+            state.valuesChanged()
             state.noteChange(of: declaration)
             return !state.batch.isOpen
         }
@@ -390,6 +422,66 @@ public final class Interface: Sendable {
         }
     }
 
+    /// `GetAll`'s reply body (`a{sv}`) on the wire, as ``readableValues()`` would be written;
+    /// nil for an interface whose values are per object, or one with a value libdbus's
+    /// iterators must write (and refuse, if they cannot). The stored values' bytes are kept
+    /// until one changes, so a call writes only the computed ones.
+    func encodedReadableValues() -> [UInt8]? {
+        let (kept, generation) = state.withLock { state in
+            (state.objectValues == nil ? state.encodedEntries : .unencodable, state.generation)
+        }
+        let pieces: [EncodedPiece]
+        switch kept {
+        case .unencodable: return nil
+        case .pieces(let known): pieces = known
+        case .stale:
+            let (order, properties, values) = state.withLock { ($0.propertyOrder, $0.properties, $0.values) }
+            let made = Self.encodePieces(order: order, properties: properties, values: values)
+            state.withLock { state in
+                // Kept only if nothing changed while it was written.
+                if state.generation == generation { state.encodedEntries = made.map(EncodedEntries.pieces) ?? .unencodable }
+            }
+            guard let made else { return nil }
+            pieces = made
+        }
+        var body = WireBody(capacity: pieces.reduce(64) { size, piece in
+            if case .entries(let bytes) = piece { size + bytes.count + 8 } else { size + 64 }
+        })
+        let written = body.appendArray(elementAlignment: 8) { body in
+            for piece in pieces {
+                switch piece {
+                case .entries(let bytes): body.appendAligned(bytes)
+                case .computed(let name, let get):
+                    body.pad(to: 8)
+                    guard body.append(.string(name)), body.append(.variant(Variant(get()))) else { return false }
+                }
+            }
+            return true
+        }
+        return written ? body.bytes : nil
+    }
+
+    /// The pieces of `GetAll`'s body, in declaration order; nil if a stored value cannot be written.
+    private static func encodePieces(
+        order: [String], properties: [String: PropertyDeclaration], values: [String: DBusValue]
+    ) -> [EncodedPiece]? {
+        var pieces: [EncodedPiece] = []
+        var run = WireBody()
+        for name in order {
+            guard let property = properties[name], property.access != .write else { continue }
+            if let get = property.get {
+                if run.count > 0 { pieces.append(.entries(run.bytes)) }
+                run = WireBody()
+                pieces.append(.computed(name: name, get: get))
+            } else if let value = values[name] {
+                run.pad(to: 8)
+                guard run.append(.string(name)), run.append(.variant(Variant(value))) else { return nil }
+            }
+        }
+        if run.count > 0 { pieces.append(.entries(run.bytes)) }
+        return pieces
+    }
+
     func attach(to core: ConnectionCore, at path: ObjectPath) {
         state.withLock { $0.attachments.append(Attachment(core: core, path: path)) }
     }
@@ -400,6 +492,12 @@ public final class Interface: Sendable {
 }
 
 extension Interface.State {
+    /// Forgets `GetAll`'s kept bytes.
+    mutating func valuesChanged() {
+        generation &+= 1
+        encodedEntries = .stale
+    }
+
     mutating func noteChange(of property: PropertyDeclaration) {
         let name = property.name.rawValue
         switch property.changes {

@@ -232,6 +232,8 @@ enum ObjectServer {
     static let introspectable: InterfaceName = "org.freedesktop.DBus.Introspectable"
     static let properties: InterfaceName = "org.freedesktop.DBus.Properties"
     static let peer: InterfaceName = "org.freedesktop.DBus.Peer"
+    /// `GetAll`'s reply: `a{sv}`.
+    static let propertiesSignature = Signature(unchecked: [.dictionary(key: .string, value: .variant)])
 
     static func checkNames(_ names: [InterfaceName]) throws {
         var seen: Set<InterfaceName> = []
@@ -247,7 +249,7 @@ enum ObjectServer {
 
     /// Handles one method call, on the connection's queue.
     static func handle(_ call: Message, core: ConnectionCore) {
-        let reply = Replier(call: call, core: core)
+        let reply = Replier(call: call, core: core, onQueue: true)
         guard let path = call.path, let member = call.member else {
             return reply.error(.invalidArgs("A method call needs a path and a member"))
         }
@@ -295,7 +297,9 @@ enum ObjectServer {
         guard call.body.hasTypes(method.inputTypes) else {
             return reply.error(signatureError(interface.name, member, method.inputSignature.rawValue, call))
         }
+        let later = reply.offQueue
         object.jobs.submit {
+            let reply = later
             let context = MethodCallContext(sender: call.sender, path: path, interface: interface.name, member: member)
             do {
                 let results = try await MethodCallContext.$current.withValue(context) {
@@ -340,6 +344,13 @@ enum ObjectServer {
                 DBusError(.unknownInterface, "Object '\(DBusError.excerpt(call.path!.rawValue))' has no interface '\(DBusError.excerpt(interfaceName))'"))
         }
         if member.rawValue == "GetAll" {
+            // Most often the stored values' bytes written for an earlier call, and the message
+            // handed to libdbus whole; otherwise the values one by one, as for any reply.
+            if call.expectsReply, let body = interface.encodedReadableValues(),
+                reply.encoded(body, signature: Self.propertiesSignature)
+            {
+                return
+            }
             do {
                 return reply.values([.dictionary(key: .string, value: .variant, try interface.readableValues(at: call.path!))])
             } catch {
@@ -377,7 +388,9 @@ enum ObjectServer {
                 .invalidArgs(
                     "Property '\(propertyName)' of '\(interfaceName)' has type '\(property.type)', not '\(given)'"))
         }
+        let later = reply.offQueue
         object.jobs.submit {
+            let reply = later
             let context = MethodCallContext(
                 sender: call.sender, path: call.path!, interface: interface.name, member: property.name)
             do {
@@ -406,20 +419,41 @@ enum ObjectServer {
 struct Replier: Sendable {
     let call: Message
     let core: ConnectionCore
+    /// Whether replies are sent from the connection's queue, where the call is being handled:
+    /// then at once, else queued there.
+    let onQueue: Bool
+
+    /// The same, for a handler that replies later from another thread.
+    var offQueue: Replier { Replier(call: call, core: core, onQueue: false) }
 
     func values(_ body: [DBusValue]) {
         guard call.expectsReply else { return }
         do {
-            try core.send(reply(.methodReturn, body: body, errorName: nil))
+            send(try OutgoingMessage(reply(.methodReturn, body: body, errorName: nil)))
         } catch {
             // A body that cannot be put on the wire (a NUL in a string, say) still gets an answer.
             self.error(DBusError.from(error))
         }
     }
 
+    /// Replies with a body already in wire format; false, with nothing sent, if libdbus finds
+    /// the message invalid.
+    func encoded(_ body: [UInt8], signature: Signature) -> Bool {
+        guard call.expectsReply else { return true }
+        guard let message = OutgoingMessage(replyTo: call.serial, destination: call.sender, signature: signature, body: body)
+        else { return false }
+        send(message)
+        return true
+    }
+
     func error(_ error: DBusError) {
         guard call.expectsReply else { return }
-        try? core.send(reply(.error, body: [.string(error.message.replacingAll("\0", with: ""))], errorName: error.name))
+        let message = reply(.error, body: [.string(error.message.replacingAll("\0", with: ""))], errorName: error.name)
+        if let outgoing = try? OutgoingMessage(message) { send(outgoing) }
+    }
+
+    private func send(_ message: OutgoingMessage) {
+        if onQueue { core.sendOnQueue(message) } else { core.send(message) }
     }
 
     private func reply(_ kind: Message.Kind, body: [DBusValue], errorName: ErrorName?) -> Message {

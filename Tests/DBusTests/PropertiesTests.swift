@@ -1,5 +1,7 @@
 import DBus
+import DBusTestSupport
 import ProcessTestSupport
+import Synchronization
 import Testing
 
 /// Properties as an outside client sees them: reads, writes, and `PropertiesChanged`.
@@ -110,6 +112,49 @@ import Testing
             #expect(all.keys.sorted() == ["Flag", "Identity", "Position", "Rate", "Revision", "Title"])
             #expect(try all["Revision"]?.get(UInt32.self) == 1)
             await #expect(throws: DBusError.self) { try await proxy.property("Position", as: String.self) }
+        }
+    }
+
+    /// `GetAll` is written from bytes kept between calls; `Get` still goes value by value through
+    /// libdbus's iterators: both must read the same, for every type and shape.
+    @Test func getAllFromKeptBytesEqualsEachGetForEveryTypeAndFollowsChanges() async throws {
+        try await PrivateBus.with { bus in
+            let service = try await Connection.connect(to: .address(bus.address))
+            let client = try await Connection.connect(to: .address(bus.address))
+            defer {
+                service.close()
+                client.close()
+            }
+            let values = TypeRoundTripTests.everyType
+            let every = Interface("org.mprisbridge.Every1")
+            for (index, value) in values.enumerated() { try every.constantProperty(MemberName(validating: "P\(index)"), value) }
+            let reads = Atomic<Int64>(0)
+            _ = every.computedProperty("Reads", as: Int64.self) { reads.add(1, ordering: .relaxed).newValue }
+            let title = every.property("Title", "first")
+            let broken = Interface("org.mprisbridge.Broken1")
+            _ = broken.property("Text", "a\0b")
+            try service.export([every, broken], at: "/every")
+            let proxy = Proxy(client, destination: service.uniqueName, path: "/every", interface: "org.mprisbridge.Every1")
+
+            let all = try await proxy.allProperties()
+            #expect(all.count == values.count + 2)
+            for (index, value) in values.enumerated() {
+                #expect(all["P\(index)"]?.value == value, "GetAll read P\(index) otherwise")
+                let get = Message.methodCall(
+                    destination: service.uniqueName, path: "/every", interface: "org.freedesktop.DBus.Properties",
+                    member: "Get", body: [.string("org.mprisbridge.Every1"), .string("P\(index)")])
+                let one = try await client.call(get).body.first
+                #expect(one == .variant(Variant(value)), "Get read P\(index) otherwise")
+            }
+            // A computed property is read at each call; a stored one as it is now.
+            let first = try #require(try all["Reads"]?.get(Int64.self))
+            title.value = "second"
+            let again = try await proxy.allProperties()
+            #expect(try again["Reads"]?.get(Int64.self) == first + 1)
+            #expect(try again["Title"]?.get(String.self) == "second")
+            // A value that cannot go on the wire is refused as before, with a reply.
+            let brokenProxy = Proxy(client, destination: service.uniqueName, path: "/every", interface: "org.mprisbridge.Broken1")
+            await #expect(throws: DBusError.self) { try await brokenProxy.allProperties() }
         }
     }
 }

@@ -14,10 +14,53 @@ final class OutgoingMessage: @unchecked Sendable {  // owned by one thread at a 
         pointer = try Self.build(message)
     }
 
+    /// A method return to the call `replySerial` from `destination`, its body `signature` and
+    /// `body` already in wire format (little-endian), or nil if libdbus finds the message
+    /// invalid. The message is handed to libdbus whole and checked there as a received message
+    /// is, instead of value by value through its iterators.
+    init?(replyTo replySerial: UInt32, destination: String?, signature: Signature, body: [UInt8]) {
+        precondition(threadsInitialized, "libdbus could not initialise its thread support")
+        guard replySerial != 0, let pointer = Self.methodReturn(replySerial, destination, signature, body) else {
+            return nil
+        }
+        self.pointer = pointer
+    }
+
     deinit { dbus_message_unref(pointer) }
 }
 
 extension OutgoingMessage {
+    // MARK: Building messages from wire bytes
+
+    /// The header of a method return (serial 1, as a message read must have one; the copy
+    /// libdbus makes of it has none, so the connection gives it the next one) before `body`.
+    private static func methodReturn(
+        _ replySerial: UInt32, _ destination: String?, _ signature: Signature, _ body: [UInt8]
+    ) -> OpaquePointer? {
+        guard body.count <= 1 << 27 else { return nil }
+        var message = WireBody(capacity: body.count + 96)
+        let headerWritten =
+            message.append(.byte(UInt8(ascii: "l"))) && message.append(.byte(UInt8(DBUS_MESSAGE_TYPE_METHOD_RETURN)))
+            && message.append(.byte(0)) && message.append(.byte(1)) && message.append(.uint32(UInt32(body.count)))
+            && message.append(.uint32(1))
+            && message.appendArray(elementAlignment: 8) { fields in
+                fields.appendHeaderField(5, .uint32(replySerial))
+                    && (destination.map { fields.appendHeaderField(6, .string($0)) } ?? true)
+                    && fields.appendHeaderField(8, .signature(signature))
+            }
+        guard headerWritten else { return nil }
+        message.appendAligned(body)
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        let read = message.bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { dbus_message_demarshal($0.baseAddress, Int32($0.count), &error) }
+        }
+        guard let read else { return nil }
+        defer { dbus_message_unref(read) }
+        return dbus_message_copy(read)
+    }
+
     // MARK: Building messages
 
     fileprivate static func build(_ message: Message) throws -> OpaquePointer {
