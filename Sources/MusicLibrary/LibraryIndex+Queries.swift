@@ -13,6 +13,10 @@ extension LibraryIndex {
         FROM tracks
         """
 
+    /// One track by path: the SQL made once, not joined and hashed again for each track a page
+    /// reads (the prepared statements are found by their text).
+    static let trackByPath = trackColumns + " WHERE path = ?"
+
     /// Every track, ordered by album artist (else first artist), album, disc number, track number,
     /// title (case-insensitively), then path.
     func tracks() throws(SQLiteError) -> [Track] {
@@ -86,7 +90,7 @@ extension LibraryIndex {
 
     func track(path: String) throws(SQLiteError) -> Track? {
         var found: Track?
-        try database.forEachRow(Self.trackColumns + " WHERE path = ?", [.text(path)]) { row throws(SQLiteError) in
+        try database.forEachRow(Self.trackByPath, [.text(path)]) { row throws(SQLiteError) in
             found = track(row, folderArt: nil)
         }
         guard var track = found, track.artwork == nil else { return found }
@@ -119,7 +123,7 @@ extension LibraryIndex {
             var folderArt: [Substring: URL?] = [:]
             return try paths.map { path throws(SQLiteError) -> Track? in
                 var found: Track?
-                try database.forEachRow(Self.trackColumns + " WHERE path = ?", [.text(path)]) { row throws(SQLiteError) in
+                try database.forEachRow(Self.trackByPath, [.text(path)]) { row throws(SQLiteError) in
                     found = track(row, folderArt: nil)
                 }
                 guard var track = found, track.artwork == nil else { return found }
