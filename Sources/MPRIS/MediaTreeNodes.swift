@@ -115,6 +115,14 @@ struct MediaTreeNodes: Sendable {
         let parentPath = entry.path.isEmpty ? rootPath : parent ?? objectPath(for: entry.path.dropLast())
         let path = entry.path.isEmpty ? rootPath : parentPath.appending(entry.path.last!)
         let showsAsContainer = item.isContainer || !item.isPlayable || entry.path.isEmpty
+        // The cover's URL, found once per row (a stored cover is looked up in the artwork cache).
+        var artText: String?
+        func art() -> String {
+            if let artText { return artText }
+            let text = artURL(item.artwork)
+            artText = text
+            return text
+        }
         // MediaObject2
         add("Parent", .objectPath(parentPath))
         add("Type", .string(Self.type(of: item, showsAsContainer: showsAsContainer)))
@@ -141,7 +149,7 @@ struct MediaTreeNodes: Sendable {
             if let genre = media?.genre { add("Genre", text(genre)) }
             if let duration = media?.duration { add("Duration", .int32(Int32(clamping: duration.components.seconds))) }
             if let number = media?.trackNumber { add("TrackNumber", .int32(Int32(clamping: number))) }
-            if filter.wants("AlbumArt"), case let art = artURL(item.artwork), !art.isEmpty {
+            if filter.wants("AlbumArt"), !art().isEmpty {
                 add("AlbumArt", .objectPath(artPath(ofNodeAt: path)))
             }
         }
@@ -157,7 +165,7 @@ struct MediaTreeNodes: Sendable {
         add("Explicit", .boolean(item.isExplicitContent))
         add("Streaming", .boolean(item.isStreamingContent))
         add("NowPlaying", .boolean(entry.isNowPlaying))
-        add("ArtUrl", .string(artURL(item.artwork)))
+        add("ArtUrl", .string(art()))
         func hint(_ name: String, _ value: String?, fitted: Bool = false) {
             guard !listing || !(value ?? "").isEmpty else { return }
             add(name, fitted ? text(value ?? "") : .string(value ?? ""))
@@ -276,9 +284,7 @@ struct MediaTreeNodes: Sendable {
             guard let entry = try? content.entry(at: node, readingChildren: false), !artURL(entry.item.artwork).isEmpty else { return nil }
             return [shared.artObject, shared.artItem]
         }
-        guard let path = contentPath(for: objectPath), let entry = try? content.entry(at: path, readingChildren: false)
-        else { return nil }
-        let item = entry.item
+        guard let path = contentPath(for: objectPath), let item = try? content.rowItem(at: path) else { return nil }
         let showsAsContainer = item.isContainer || !item.isPlayable || path.isEmpty
         var interfaces = [shared.object, showsAsContainer ? shared.container : shared.item, shared.node]
         if path.isEmpty { interfaces.append(rootInterface()) }
@@ -317,8 +323,8 @@ struct MediaTreeNodes: Sendable {
         guard let objectPath = MethodCallContext.current?.path, let path = contentPath(for: objectPath) else {
             throw DBusError(.unknownObject, "No node at this path")
         }
-        let entry = try content.entry(at: path, readingChildren: false)
-        return (path, entry.item.isContainer || path.isEmpty)
+        let item = try content.rowItem(at: path)
+        return (path, item.isContainer || path.isEmpty)
     }
 
     func addListing(to container: Interface) {

@@ -50,6 +50,20 @@ extension PlayableContentManager {
         return withCountHints([counted])[0]
     }
 
+    /// The item of the row at `path` (`[]` is the root, a container with no item), as
+    /// ``entry(at:readingChildren:)`` with `readingChildren` false finds it, without making the
+    /// entry: what a D-Bus call needs to know of the node it was called on (whether it lists
+    /// children), asked once per call.
+    public func rowItem(at path: [String]) throws(ContentError) -> ContentItem {
+        // The common case, a row of the copy, in one step; any other as the entry finds it.
+        let copied = state.withLock { state -> ContentItem? in
+            guard path.last != ContentTree.loadingKey, case .found(let id) = state.cache.lookUp(path) else { return nil }
+            return state.cache.tree[id].item ?? ContentItem(identifier: "", isContainer: true)
+        }
+        if let copied { return copied }
+        return try entry(at: path, readingChildren: false).item
+    }
+
     /// The keys of the children a listing of the container at `path` shows
     /// now (limits applied), without waiting for the data source: for
     /// introspection, which must answer at once.
@@ -84,9 +98,51 @@ extension PlayableContentManager {
         of path: [String], kind: ContentListingKind = .all, offset: Int = 0, maximum: Int? = nil,
         prefetch: Bool = true
     ) async throws(ContentError) -> ContentListing {
-        try await withTaskExecutorPreference(DataSourceReads.shared) { () async throws(ContentError) -> ContentListing in
+        if let listing = pageFromCopy(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch) {
+            return listing
+        }
+        return try await withTaskExecutorPreference(DataSourceReads.shared) { () async throws(ContentError) -> ContentListing in
             try await readChildren(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch)
         }
+    }
+
+    /// The page when the copy answers it alone, on the caller's thread: a container read whole,
+    /// listed in its own order, whose page asks the data source nothing (no count hint, nothing
+    /// to prefetch). Nil for any other, which ``readChildren(of:kind:offset:maximum:prefetch:sort:)``
+    /// answers on the data source's threads: most pages of a walk (an album's tracks) need no
+    /// hop there and back.
+    private func pageFromCopy(of path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, prefetch: Bool)
+        -> ContentListing?
+    {
+        let listing = state.withLock { state -> ContentListing? in
+            guard !state.isUpdating, case .found(let id) = state.cache.lookUp(path), state.cache.isContainer(id) else {
+                return nil
+            }
+            let node = state.cache.tree[id]
+            guard node.isComplete, node.pagedCount == nil, state.cache.isWithinDepth(id) else { return nil }
+            let shown = Self.page(of: id, at: path, in: &state.cache, kind: kind, sorted: nil, offset: offset, maximum: maximum, prefetch: prefetch)
+            guard shown.prefetch.isEmpty, !shown.listing.entries.contains(where: { $0.item.isContainer && $0.children == nil })
+            else { return nil }
+            return shown.listing
+        }
+        guard let listing else { return nil }
+        forgetLeastRecentlyUsed()
+        return listing
+    }
+
+    /// The page a listing shows, made from the copy in the step that found the container, and
+    /// the child containers to prefetch.
+    private static func page(
+        of id: ContentTree.NodeID, at path: [String], in cache: inout ContentCache, kind: ContentListingKind,
+        sorted sortedKeys: [String]?, offset: Int, maximum: Int?, prefetch: Bool
+    ) -> (listing: ContentListing, prefetch: [ContentTree.NodeID]) {
+        let sorted = sortedKeys.map { keys in keys.compactMap { cache.tree[id].childByKey[$0] } }
+        let page = cache.page(
+            of: id, at: path, kind: kind, sorted: sorted, offset: offset, maximum: maximum,
+            prefetchLimit: prefetch ? prefetchLimit : 0)
+        // Children past the depth limit are never opened: nothing to prefetch.
+        let opensChildren = cache.context.depthLimit.map { cache.tree[id].depth + 1 < $0 } ?? true
+        return (page.listing, cache.isWithinDepth(id) && opensChildren ? page.prefetch : [])
     }
 
     /// A page of the children of the container at `path` in the order `sort` gives (see
@@ -105,7 +161,10 @@ extension PlayableContentManager {
         of path: [String], kind: ContentListingKind = .all, sortedBy sort: ContentSort, offset: Int = 0,
         maximum: Int? = nil, prefetch: Bool = true
     ) async throws(ContentError) -> ContentListing {
-        try await withTaskExecutorPreference(DataSourceReads.shared) { () async throws(ContentError) -> ContentListing in
+        if sort.isNatural, let listing = pageFromCopy(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch) {
+            return listing
+        }
+        return try await withTaskExecutorPreference(DataSourceReads.shared) { () async throws(ContentError) -> ContentListing in
             try await readChildren(
                 of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch, sort: sort)
         }
@@ -118,17 +177,10 @@ extension PlayableContentManager {
         // A listing of a container not read yet that comes while a batch of updates is open
         // waits for it (batches are short), rather than showing the container as loading.
         if mustWaitForUpdates(toList: path) { await waitUntilUpdated() }
-        /// The page the listing shows, made from the copy in the step that found the container.
         func page(of id: ContentTree.NodeID, in cache: inout ContentCache, sortedKeys: [String]?)
             -> (listing: ContentListing, prefetch: [ContentTree.NodeID])
         {
-            let sorted = sortedKeys.map { keys in keys.compactMap { cache.tree[id].childByKey[$0] } }
-            let page = cache.page(
-                of: id, at: path, kind: kind, sorted: sorted, offset: offset, maximum: maximum,
-                prefetchLimit: prefetch ? Self.prefetchLimit : 0)
-            // Children past the depth limit are never opened: nothing to prefetch.
-            let opensChildren = cache.context.depthLimit.map { cache.tree[id].depth + 1 < $0 } ?? true
-            return (page.listing, cache.isWithinDepth(id) && opensChildren ? page.prefetch : [])
+            Self.page(of: id, at: path, in: &cache, kind: kind, sorted: sortedKeys, offset: offset, maximum: maximum, prefetch: prefetch)
         }
         let found = try withNode(at: path) { cache, id throws(ContentError) in
             guard cache.isContainer(id) else { throw .noSuchContent("\(Self.describe(path)) is not a container") }

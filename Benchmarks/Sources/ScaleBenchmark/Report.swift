@@ -44,6 +44,10 @@ enum ScaleGoals {
     static let pageMedianMilliseconds = file["pageMedianMilliseconds"]
     static let pageWorstMilliseconds = file["pageWorstMilliseconds"]
     static let restartToTreeReadySeconds = file["restartToTreeReadySeconds"]
+    /// The daemon's processor time for the walk over the bus's for the same messages.
+    static let walkDaemonToBusCPU = file["walkDaemonToBusCPU"]
+    /// The daemon's processor time for one full page of 100 tracks with every property.
+    static let pageDaemonCPUMilliseconds = file["pageDaemonCPUMilliseconds"]
     /// A window of the queue around the current track, not the whole queue.
     static let trackListIDs = file["trackListIDs"]
     static let addedVisibleSeconds = file["addedVisibleSeconds"]
@@ -114,6 +118,10 @@ struct ScaleReport {
                 value: seconds(figures.restart.treeServed), unit: "s", digits: 2,
                 goal: small ? Goal(limit: ScaleGoals.restartToTreeReadySeconds) : nil),
             ReportRow(
+                key: "restartExecToRootListedSeconds", label: "restart: exec -> the root lists its tabs",
+                value: seconds(figures.restart.rootListed), unit: "s", digits: 2,
+                goal: small ? Goal(limit: ScaleGoals.restartToTreeReadySeconds) : nil),
+            ReportRow(
                 key: "restartExecToScanShownSeconds", label: "restart: exec -> start-up scan shown",
                 value: seconds(figures.restart.scanShown), unit: "s", digits: 2),
             ReportRow(
@@ -148,6 +156,25 @@ struct ScaleReport {
             ReportRow(
                 key: "walkContainers", label: "  containers", value: Double(walk.containers), unit: "", digits: 0),
             ReportRow(key: "walkItems", label: "  item rows", value: Double(walk.items), unit: "", digits: 0),
+            ReportRow(
+                key: "walkDaemonCPUSeconds", label: "  CPU: the daemon", value: walk.daemonCPUSeconds, unit: "s",
+                digits: 2),
+            ReportRow(
+                key: "walkBusCPUSeconds", label: "  CPU: dbus-daemon", value: walk.busCPUSeconds, unit: "s", digits: 2),
+            ReportRow(
+                key: "walkDaemonToBusCPU", label: "  CPU: the daemon / dbus-daemon",
+                value: walk.daemonCPUSeconds / max(0.01, walk.busCPUSeconds), unit: "x", digits: 2,
+                goal: small ? Goal(limit: ScaleGoals.walkDaemonToBusCPU) : nil),
+            ReportRow(
+                key: "pageDaemonCPUMilliseconds", label: "a full page of 100 tracks, *: daemon CPU per page",
+                value: figures.pageCPU.daemonMillisecondsPerPage, unit: "ms", digits: 2,
+                goal: Goal(limit: ScaleGoals.pageDaemonCPUMilliseconds)),
+            ReportRow(
+                key: "pageBusCPUMilliseconds", label: "  dbus-daemon CPU per page",
+                value: figures.pageCPU.busMillisecondsPerPage, unit: "ms", digits: 2),
+            ReportRow(
+                key: "pageCPUPages", label: "  pages (one call at a time)", value: Double(figures.pageCPU.pages), unit: "",
+                digits: 0),
         ] + figures.leanWalks.flatMap { lean -> [ReportRow] in
             let key = lean.inFlight == 1 ? "leanWalk" : "leanWalk\(lean.inFlight)InFlight"
             let calls = lean.inFlight == 1 ? "one call at a time" : "\(lean.inFlight) calls in flight"
@@ -161,6 +188,9 @@ struct ScaleReport {
                 ReportRow(
                     key: key + "BusCPUSeconds", label: "  CPU: dbus-daemon", value: lean.busCPUSeconds, unit: "s",
                     digits: 2),
+                ReportRow(
+                    key: key + "DaemonToBusCPU", label: "  CPU: the daemon / dbus-daemon",
+                    value: lean.daemonCPUSeconds / max(0.01, lean.busCPUSeconds), unit: "x", digits: 2),
                 ReportRow(
                     key: key + "ClientCPUSeconds", label: "  CPU: WalkClient", value: lean.clientCPUSeconds, unit: "s",
                     digits: 2),

@@ -16,6 +16,9 @@ struct StartFigures: Sendable {
     var treeServed: UInt64 = 0
     /// `the media tree shows the scan's N tracks`: the start-up scan is done and the tree shows it.
     var scanShown: UInt64 = 0
+    /// The root's `ListChildren` answered with its tabs: asked as soon as the tree's name is owned,
+    /// as a head unit browsing at once would.
+    var rootListed: UInt64 = 0
     var queued = 0
     /// Whether the log said the queue was restored from the saved state.
     var restored = false
@@ -30,6 +33,9 @@ struct WalkFigures: Sendable {
     var pages: [UInt64] = []
     /// Rows still marked `Loading` (a container not built yet answers with one).
     var loadingRows = 0
+    /// Processor time the daemon and `dbus-daemon` spent during the walk.
+    var daemonCPUSeconds = 0.0
+    var busCPUSeconds = 0.0
 
     var medianPage: UInt64 { medianOf(pages) }
     var worstPage: UInt64 { pages.max() ?? 0 }
@@ -46,6 +52,20 @@ struct LeanWalkFigures: Sendable {
     var daemonCPUSeconds = 0.0
     var busCPUSeconds = 0.0
     var clientCPUSeconds = 0.0
+}
+
+/// Full pages of 100 tracks (`ListChildren(offset, 100, ["*"])` on the Tracks tab, offsets spread
+/// over the tab), one call at a time: the daemon's processor time per page.
+struct PageCPUFigures: Sendable {
+    static let pages = 400
+    var pages = 0
+    var rows = 0
+    var daemonCPUSeconds = 0.0
+    var busCPUSeconds = 0.0
+    var seconds = 0.0
+
+    var daemonMillisecondsPerPage: Double { pages == 0 ? 0 : daemonCPUSeconds * 1000 / Double(pages) }
+    var busMillisecondsPerPage: Double { pages == 0 ? 0 : busCPUSeconds * 1000 / Double(pages) }
 }
 
 /// `SearchObjects` on the root, a page of 100 results.
@@ -117,6 +137,7 @@ struct ScaleFigures: Sendable {
     var playing: ResidentMemory?
     var afterRestart: ResidentMemory?
     var walk = WalkFigures()
+    var pageCPU = PageCPUFigures()
     /// The walk by `WalkClient`, one call at a time, then with several in flight.
     var leanWalks: [LeanWalkFigures] = []
     var trackChanges = 0
@@ -307,12 +328,14 @@ final class ScaleBenchmark: Sendable {
         do {
             async let owned = awaitOwned(owners, timeout: .seconds(120))
             async let treeOwned = awaitOwned(treeOwners, timeout: .seconds(120))
+            async let rootListed = listRoot(launch, client: client)
             let ready = try await daemon.waitUntilReady(timeout: .seconds(600))
             let scanShown = try await daemon.waitForLog(
                 containing: "the media tree shows the scan's", timeout: .seconds(600)
             ).at
             figures.busName = try await owned - daemon.spawnedAt
             figures.treeServed = try await treeOwned - daemon.spawnedAt
+            figures.rootListed = try await rootListed - daemon.spawnedAt
             figures.ready = ready.at - daemon.spawnedAt
             figures.scanShown = scanShown - daemon.spawnedAt
             figures.queued = ready.entries
@@ -324,6 +347,22 @@ final class ScaleBenchmark: Sendable {
         }
     }
 
+    /// Calls `ListChildren` on the tree's root until it answers with its tabs (the name is not
+    /// owned yet: refused, asked again 1 ms later); when it did.
+    private func listRoot(_ launch: DaemonLaunch, client: BusClient) async throws -> UInt64 {
+        let root = container(launch.treeRoot, launch, client)
+        let deadline = monotonicNanoseconds() + 120 * 1_000_000_000
+        while monotonicNanoseconds() < deadline {
+            if let rows: [[String: Variant]] = try? await root.call("ListChildren", UInt32(0), UInt32(Self.pageSize), ["*"]),
+                !rows.isEmpty, try rows.allSatisfy({ try $0["Type"]?.get(String.self) == "container" && $0["Loading"]?.get(Bool.self) != true })
+            {
+                return monotonicNanoseconds()
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        throw BenchmarkFailure(description: "the tree's root did not list its tabs within 120 s")
+    }
+
     /// What is measured while the first daemon runs, in the order a head unit would cause it.
     private func measureRunning(
         _ daemon: RunningDaemon, launch: DaemonLaunch, bus: PrivateBus, client: BusClient, into figures: inout ScaleFigures
@@ -333,9 +372,16 @@ final class ScaleBenchmark: Sendable {
         figures.idle = ResidentMemory(pid: pid)
 
         log("walking the whole tree in pages of \(Self.pageSize)...")
+        let (daemonProbe, busProbe) = (ProcessProbe(pid: pid), ProcessProbe(pid: bus.daemonPID))
+        let (daemonBefore, busBefore) = (daemonProbe.cpuTicks(), busProbe.cpuTicks())
         figures.walk = try await walk(launch, client: client)
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        figures.walk.daemonCPUSeconds = Double(daemonProbe.cpuTicks() - daemonBefore) / ticks
+        figures.walk.busCPUSeconds = Double(busProbe.cpuTicks() - busBefore) / ticks
         try await Task.sleep(for: settings.settleTime)
         figures.afterWalk = ResidentMemory(pid: pid)
+        log("\(PageCPUFigures.pages) full pages of the Tracks tab...")
+        figures.pageCPU = try await pageCPU(launch, bus: bus, client: client, daemon: pid)
         for inFlight in [1, Self.leanWalkInFlight] {
             log("walking it again with WalkClient, \(inFlight) call\(inFlight == 1 ? "" : "s") in flight...")
             figures.leanWalks.append(try await leanWalk(launch, bus: bus, daemon: pid, inFlight: inFlight))
@@ -453,6 +499,32 @@ final class ScaleBenchmark: Sendable {
             }
         }
         figures.nanoseconds = monotonicNanoseconds() - start
+        return figures
+    }
+
+    /// Lists ``PageCPUFigures/pages`` full pages of the Tracks tab, every property, offsets spread
+    /// over the tab, and reads the processor time the daemon and the bus spent on them.
+    private func pageCPU(_ launch: DaemonLaunch, bus: PrivateBus, client: BusClient, daemon: Int32) async throws
+        -> PageCPUFigures
+    {
+        let tracks = container(launch.treeRoot.appending("tracks"), launch, client)
+        let count = Int(try await tracks.property("ChildCount", as: UInt32.self))
+        let pages = max(1, count / Self.pageSize)
+        var figures = PageCPUFigures()
+        let (daemonProbe, busProbe) = (ProcessProbe(pid: daemon), ProcessProbe(pid: bus.daemonPID))
+        let (daemonBefore, busBefore) = (daemonProbe.cpuTicks(), busProbe.cpuTicks())
+        let start = monotonicNanoseconds()
+        for index in 0..<PageCPUFigures.pages {
+            // A stride prime to the pages' count: every page once before any twice.
+            let offset = (index * 37 % pages) * Self.pageSize
+            let rows: [[String: Variant]] = try await tracks.call("ListChildren", UInt32(offset), UInt32(Self.pageSize), ["*"])
+            figures.rows += rows.count
+            figures.pages += 1
+        }
+        figures.seconds = Double(monotonicNanoseconds() - start) / 1e9
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        figures.daemonCPUSeconds = Double(daemonProbe.cpuTicks() - daemonBefore) / ticks
+        figures.busCPUSeconds = Double(busProbe.cpuTicks() - busBefore) / ticks
         return figures
     }
 
