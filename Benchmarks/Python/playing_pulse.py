@@ -236,6 +236,102 @@ class Session:
         return mpd
 
 
+class Meter:
+    """GStreamer's level on the null sink's monitor, read on a thread: (arrival, loudest channel's
+    RMS in dB) every 5 ms."""
+
+    def __init__(self, environment):
+        import threading
+        import gi
+        gi.require_version("Gst", "1.0")
+        from gi.repository import Gst
+        os.environ.update(environment)
+        Gst.init(None)
+        self.Gst = Gst
+        self.pipeline = Gst.parse_launch("pulsesrc device=speakers.monitor ! level interval=5000000 ! fakesink")
+        self.readings = []
+        self.lock = threading.Lock()
+        self.running = True
+        self.pipeline.set_state(Gst.State.PLAYING)
+        self.thread = threading.Thread(target=self.read, daemon=True)
+        self.thread.start()
+
+    def read(self):
+        bus = self.pipeline.get_bus()
+        while self.running:
+            message = bus.timed_pop_filtered(100 * self.Gst.MSECOND, self.Gst.MessageType.ELEMENT)
+            if message is None or message.get_structure().get_name() != "level":
+                continue
+            loudest = max(message.get_structure().get_value("rms"))
+            with self.lock:
+                self.readings.append((time.monotonic(), loudest))
+
+    def wait(self, predicate, after, timeout=10):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                for at, rms in self.readings:
+                    if at > after and predicate(rms):
+                        return at
+            time.sleep(0.002)
+        raise RuntimeError("the monitor never met the condition")
+
+    def stop(self):
+        self.running = False
+        self.thread.join()
+        self.pipeline.set_state(self.Gst.State.NULL)
+
+
+def pauses_to_silence(session, kind, count):
+    """Pause (playerctl or mpc) -> the first silent reading on the monitor, COUNT times."""
+    environment = dict(os.environ, **session.client_environment)
+    if kind == "daemon":
+        environment["DBUS_SESSION_BUS_ADDRESS"] = session.bus_address
+        pause, play = ["playerctl", "-p", "playing", "pause"], ["playerctl", "-p", "playing", "play"]
+    else:
+        mpc = ["mpc", "-q", "--host", session.work + "/mpd/socket"]
+        pause, play = mpc + ["pause"], mpc + ["play"]
+    meter = Meter(session.client_environment)
+    times = []
+    try:
+        for _ in range(count):
+            meter.wait(lambda rms: rms > -40, time.monotonic())
+            started = time.monotonic()
+            subprocess.run(pause, env=environment, check=True)
+            times.append((meter.wait(lambda rms: rms < -70, started) - started) * 1000)
+            subprocess.run(play, env=environment, check=True)
+    finally:
+        meter.stop()
+    return times
+
+
+def volumes_to_quiet(session, kind, count):
+    """Volume from 100 % to 10 % (playerctl or mpc) -> the first reading 15 dB quieter, COUNT times."""
+    environment = dict(os.environ, **session.client_environment)
+    if kind == "daemon":
+        environment["DBUS_SESSION_BUS_ADDRESS"] = session.bus_address
+        quiet, loud = ["playerctl", "-p", "playing", "volume", "0.1"], ["playerctl", "-p", "playing", "volume", "1.0"]
+    else:
+        mpc = ["mpc", "-q", "--host", session.work + "/mpd/socket"]
+        quiet, loud = mpc + ["volume", "10"], mpc + ["volume", "100"]
+    subprocess.run(loud, env=environment, check=True)
+    meter = Meter(session.client_environment)
+    times = []
+    try:
+        for _ in range(count):
+            time.sleep(1)
+            level = meter.wait(lambda rms: rms > -40, time.monotonic())
+            with meter.lock:
+                loud_level = meter.readings[-1][1]
+            started = time.monotonic()
+            subprocess.run(quiet, env=environment, check=True)
+            times.append((meter.wait(lambda rms: rms < loud_level - 15, started) - started) * 1000)
+            subprocess.run(loud, env=environment, check=True)
+    finally:
+        meter.stop()
+    return times
+
+
 def measure(session, music, bus_address, server, kind):
     player = session.start_daemon(music, bus_address) if kind == "daemon" else session.start_mpd(music)
     try:
@@ -249,6 +345,14 @@ def measure(session, music, bus_address, server, kind):
         player_window, server_window = both(player.pid, server.pid, session.options.window)
         if player.poll() is not None:
             raise RuntimeError(kind + " exited while measured")
+        if session.options.pauses:
+            player_window["pauseToSilenceMs"] = pauses_to_silence(session, kind, session.options.pauses)
+            print("    %s: pause -> silence on the monitor, ms: %s" % (
+                kind, " ".join("%.0f" % value for value in player_window["pauseToSilenceMs"])))
+        if session.options.volumes:
+            player_window["volumeToQuietMs"] = volumes_to_quiet(session, kind, session.options.volumes)
+            print("    %s: volume 100 %% -> 10 %% heard on the monitor, ms: %s" % (
+                kind, " ".join("%.0f" % value for value in player_window["volumeToQuietMs"])))
         return player_window, server_window
     finally:
         session.stop(player)
@@ -273,6 +377,8 @@ def main():
     parser.add_argument("--json")
     parser.add_argument("--threads", action="store_true", help="print each round's threads")
     parser.add_argument("--streams", action="store_true", help="print the stream's and the sink's latencies")
+    parser.add_argument("--pauses", type=int, default=0, help="after the window, time N pauses to silence")
+    parser.add_argument("--volumes", type=int, default=0, help="after the window, time N volume drops")
     options = parser.parse_args()
     session = Session(options)
     results = {"idle": [], "daemon": [], "mpd": []}
@@ -280,6 +386,7 @@ def main():
         music = session.make_library()
         server = session.start_sound_server()
         _, bus_address = session.start_bus()
+        session.bus_address = bus_address
         time.sleep(1)
         kinds = [options.only] if options.only else ["daemon", "mpd"]
         for round_ in range(options.rounds):
