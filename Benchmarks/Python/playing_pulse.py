@@ -322,10 +322,13 @@ def volumes_to_quiet(session, kind, count):
             time.sleep(1)
             level = meter.wait(lambda rms: rms > -40, time.monotonic())
             with meter.lock:
-                loud_level = meter.readings[-1][1]
+                loud_level = statistics.median(rms for _, rms in meter.readings[-10:])
             started = time.monotonic()
             subprocess.run(quiet, env=environment, check=True)
-            times.append((meter.wait(lambda rms: rms < loud_level - 15, started) - started) * 1000)
+            try:
+                times.append((meter.wait(lambda rms: rms < loud_level - 15, started, timeout=3) - started) * 1000)
+            except RuntimeError:
+                times.append(float("nan"))
             subprocess.run(loud, env=environment, check=True)
     finally:
         meter.stop()
