@@ -21,7 +21,7 @@ enum OutputPacing {
     /// What pulsesink keeps queued at the server (`buffer-time`, GStreamer's default 200 ms). The
     /// server's sink then renders about (buffer - 2 segments) / 2 at a time, 150 ms, as often as
     /// for mpd's stream; a volume change (an element before the sink) is heard after about
-    /// 350 ms instead of 180 ms.
+    /// 390 ms instead of 150 ms (Benchmarks/README.md, "Playing on PulseAudio").
     static let pulseBuffer: Duration = .milliseconds(500)
 
     static func microseconds(_ duration: Duration) -> gint64 { gint64(nanoseconds(duration) / 1000) }
