@@ -282,4 +282,68 @@ static inline gchar *cgst_uri_of(GstObject *object, GstObject *top) {
     return NULL;
 }
 
+/// Sets the 64-bit integer property `name` of `object` to `value` when it has one that still
+/// holds its default: what a description set explicitly is kept. Returns whether it set it.
+static inline gboolean cgst_set_int64_if_default(gpointer object, const gchar *name, gint64 value) {
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), name);
+    if (spec == NULL || spec->value_type != G_TYPE_INT64 || !(spec->flags & G_PARAM_WRITABLE)) return FALSE;
+    gint64 current = 0;
+    g_object_get(object, name, &current, NULL);
+    if (current != G_PARAM_SPEC_INT64(spec)->default_value) return FALSE;
+    g_object_set(object, name, value, NULL);
+    return TRUE;
+}
+
+/// Whether `element` is an audio decoder (its factory's class names both), as GstAudioDecoder's
+/// subclasses are: vorbisdec, flacdec, mpg123audiodec, opusdec, avdec_*.
+static inline gboolean cgst_is_audio_decoder(GstElement *element) {
+    GstElementFactory *factory = gst_element_get_factory(element);
+    if (factory == NULL) return FALSE;
+    const gchar *klass = gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS);
+    return klass != NULL && g_strstr_len(klass, -1, "Decoder") != NULL && g_strstr_len(klass, -1, "Audio") != NULL;
+}
+
+/// An unsigned property of 32 or 64 bits (a queue's `current-level-time`, a multiqueue pad's
+/// `current-level-buffers`), 0 if `object` has none.
+static inline guint64 cgst_get_unsigned(gpointer object, const gchar *name) {
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), name);
+    if (spec == NULL) return 0;
+    if (spec->value_type == G_TYPE_UINT64) {
+        guint64 value = 0;
+        g_object_get(object, name, &value, NULL);
+        return value;
+    }
+    if (spec->value_type == G_TYPE_UINT) {
+        guint value = 0;
+        g_object_get(object, name, &value, NULL);
+        return value;
+    }
+    return 0;
+}
+
+/// How many source pads `element` has now.
+static inline guint16 cgst_src_pad_count(GstElement *element) {
+    GST_OBJECT_LOCK(element);
+    guint16 count = element->numsrcpads;
+    GST_OBJECT_UNLOCK(element);
+    return count;
+}
+
+/// Whether the caps a pad carries now are audio (`audio/…`, compressed or raw).
+static inline gboolean cgst_pad_carries_audio(GstPad *pad) {
+    GstCaps *caps = gst_pad_get_current_caps(pad);
+    if (caps == NULL) return FALSE;
+    gboolean audio = gst_caps_get_size(caps) > 0 && g_str_has_prefix(gst_structure_get_name(gst_caps_get_structure(caps, 0)), "audio/");
+    gst_caps_unref(caps);
+    return audio;
+}
+
+/// The probe types a queue gate uses: the data it counts, and the same blocking.
+static inline GstPadProbeType cgst_probe_data(void) {
+    return (GstPadProbeType)(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST);
+}
+static inline GstPadProbeType cgst_probe_block_data(void) {
+    return (GstPadProbeType)(GST_PAD_PROBE_TYPE_BLOCK | GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST);
+}
+
 #endif

@@ -22,6 +22,8 @@ struct Arguments: BenchmarkArguments {
         commandName: "AudioSessionBenchmark",
         abstract: "Measures the mpris-bridge daemon (its release build) against a private PulseAudio.",
         discussion: """
+            Playing: the daemon's CPU and context switches per second (every thread), and the \
+            server's CPU, over 10 s (5 s with --quick) of playback. \
             Interruption: a stream with the phone role starts (pacat) -> PlaybackStatus Paused \
             reaches a client (and, for comparison, -> the server reports the new stream, pactl \
             subscribe: the client's own start); the call's client is killed -> Playing. \
@@ -54,7 +56,7 @@ struct Arguments: BenchmarkArguments {
         var options = Options()
         if let daemon { options.daemon = daemon.hasPrefix("/") ? daemon : currentDirectory() + "/" + daemon }
         options.jsonPath = json
-        if quick { (options.interruptions, options.switches) = (5, 4) }
+        if quick { (options.interruptions, options.switches, options.playingWindow) = (5, 4, .seconds(5)) }
         if let interruptions { options.interruptions = interruptions }
         if let switches { options.switches = switches }
         return options
@@ -66,6 +68,8 @@ struct Options: Sendable {
     var jsonPath: String?
     var interruptions = 20
     var switches = 10
+    /// How long the daemon's CPU and context switches are counted while it plays.
+    var playingWindow: Duration = .seconds(10)
 
     /// Benchmarks/, from this file's path.
     static let packageFolder: String = {
@@ -124,6 +128,19 @@ func measure(_ options: Options) async throws -> Int32 {
         let changes = StatusChanges(statuses)
         let _: () = try await client.player.call("Play")
         try await changes.next("Playing")
+
+        // Playing: the daemon's CPU and context switches (every thread), and the server's CPU,
+        // over one window once the queues have filled.
+        try await Task.sleep(for: .seconds(3))
+        let daemonProbe = daemon.probe
+        let serverProbe = ProcessProbe(pid: server.pid)
+        let (daemonStart, serverStart) = (daemonProbe.sample(), serverProbe.sample())
+        try await Task.sleep(for: options.playingWindow)
+        let playing = ActivityWindow(from: daemonStart, to: daemonProbe.sample())
+        let serving = ActivityWindow(from: serverStart, to: serverProbe.sample())
+        let playingCPU = playing.cpuMicroseconds / 1e6 / playing.seconds * 100
+        let playingSwitches = Double(playing.switches) / playing.seconds
+        let servingCPU = serving.cpuMicroseconds / 1e6 / serving.seconds * 100
 
         // Interruptions: from the server listing the call's stream to Paused at a client.
         // pactl prints with stdio, which a pipe buffers: line by line instead.
@@ -191,6 +208,12 @@ func measure(_ options: Options) async throws -> Int32 {
         let replySummary = Summary(nanoseconds: replies)
         let overlaps = gaps.filter { $0 < 0 }.count
         let gapSummary = Summary(nanoseconds: gaps.map { UInt64(max($0, 0) * 1e9) })
+        print(
+            "playing \(fixed(playing.seconds, 1)) s: daemon CPU \(fixed(playingCPU, 2)) %, "
+                + "\(fixed(playingSwitches, 0)) context switches/s; sound server CPU \(fixed(servingCPU, 2)) %")
+        for thread in playing.activeThreads.prefix(6) {
+            print("  \(pad(thread.name, 18, right: false)) \(pad(fixed(Double(thread.switches) / playing.seconds, 1), 7)) switches/s")
+        }
         print(Summary.tableHeader("AudioSessionBenchmark (µs)"))
         print(listedSummary.tableRow("call started -> listed"))
         print(pausedSummary.tableRow("call started -> Paused"))
@@ -200,6 +223,11 @@ func measure(_ options: Options) async throws -> Int32 {
         print("  (\(overlaps) of \(gaps.count) switches overlapped instead: both outputs sounded; counted as 0)")
         print("  gaps, ms: " + gaps.map { "\(Int(($0 * 1000).rounded()))" }.joined(separator: " "))
         let checks = [
+            ThresholdCheck(
+                name: "playing CPU %", limit: thresholds["playingCPUPercent"], value: playingCPU, gating: true),
+            ThresholdCheck(
+                name: "playing switches/s", limit: thresholds["playingSwitchesPerSecond"], value: playingSwitches,
+                gating: true),
             ThresholdCheck(
                 name: "interruption p50 ms", limit: thresholds["interruptionP50Milliseconds"],
                 value: pausedSummary.p50 / 1000, gating: true),
@@ -212,6 +240,8 @@ func measure(_ options: Options) async throws -> Int32 {
             let json = JSON.object([
                 ("callStartedToListed", listedSummary.json), ("callStartedToPaused", pausedSummary.json), ("endToPlaying", resumedSummary.json),
                 ("switchReply", replySummary.json), ("switchGap", gapSummary.json),
+                ("playing", playing.json), ("playingCPUPercent", .number(playingCPU)),
+                ("playingSwitchesPerSecond", .number(playingSwitches)), ("serverCPUPercentWhilePlaying", .number(servingCPU)),
                 ("checks", .array(checks.map(\.json))),
             ])
             try json.write(to: path)

@@ -199,6 +199,7 @@ let sinkElementAdded: @convention(c) (
 ) -> Void = { _, _, element, data in
     guard let element else { return }
     giveStreamRole(element, nil)
+    paceElement(element, nil)
     guard let data,
         let chosen = Unmanaged<OutputChoice>.fromOpaque(data).takeUnretainedValue().device.withLock({ $0 })
     else { return }

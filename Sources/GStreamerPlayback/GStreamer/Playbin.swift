@@ -88,6 +88,7 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         // The sinks in the description have their role now; one an autodetecting sink picks
         // later gets it as it is added.
         cgst_for_each_element(binPointer(sink), giveStreamRole, nil)
+        cgst_for_each_element(binPointer(sink), paceElement, nil)
         _ = cgst_connect(
             gpointer(sink), "deep-element-added", unsafeBitCast(sinkElementAdded, to: GCallback.self),
             Unmanaged.passRetained(outputChoice).toOpaque(), releaseOutputChoice)
@@ -127,6 +128,9 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
             gpointer(element), "element-added", unsafeBitCast(elementAdded, to: GCallback.self),
             Unmanaged.passRetained(ChildHooks(segmentRate: segmentRate, switches: switches)).toOpaque(),
             releaseChildHooks)
+        // Decoders and the sink an autodetecting sink picks hand audio on in larger pieces.
+        _ = cgst_connect(
+            gpointer(element), "deep-element-added", unsafeBitCast(pacedElementAdded, to: GCallback.self), nil, nil)
         let timeoutSeconds = guint(clamping: max(networkTimeout.components.seconds, 1))
         _ = cgst_connect(
             gpointer(element), "source-setup", unsafeBitCast(sourceSetup, to: GCallback.self),
