@@ -47,9 +47,10 @@ enum Thresholds {
     static let idleResidentMegabytes = file["idleResidentMegabytes"]
     /// VmRSS playing, MiB. Measured 93-107.
     static let playingResidentMegabytes = file["playingResidentMegabytes"]
-    /// VmRSS paused, 10,000 queued, MiB. See Benchmarks/README.md, "Memory while paused".
+    /// VmRSS paused, 10,000 queued, MiB. Measured 18.9-19.9 (the daemon trims 0.5 s after a pause; see
+    /// Benchmarks/README.md, "Memory while paused").
     static let pausedResidentMegabytes = file["pausedResidentMegabytes"]
-    /// VmRSS paused with the 10-track library, MiB.
+    /// VmRSS paused with the 10-track library, MiB. Measured 12.4-13.8.
     static let smallPausedResidentMegabytes = file["smallPausedResidentMegabytes"]
     /// Context switches while paused or idle of every thread but libdispatch's manager (whose
     /// 1 Hz workqueue monitor every process using its worker threads on Linux has), in the
