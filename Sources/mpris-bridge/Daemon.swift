@@ -89,8 +89,11 @@ enum Daemon {
         // brought up to date; one at a time, whoever asks.
         // Idle MPD clients hear of every change, a rescan's included.
         let mpdChanges = MPDChanges()
+        // What starting, a rescan or playback touched, given back once quiet.
+        let residentMemory = ResidentMemory(nowPlaying: nowPlaying)
         let rescan = LibraryRescan(
-            settings: settings, logger: logger, player: player, library: library, tree: tree, mpdChanges: mpdChanges)
+            settings: settings, logger: logger, player: player, library: library, tree: tree, mpdChanges: mpdChanges,
+            residentMemory: residentMemory)
         let refresh = LibraryRefresh { try await rescan.run() }
 
         // Stopped in the reverse order: the state is written first, then playback stops (the
@@ -118,6 +121,7 @@ enum Daemon {
             services.append(
                 BluetoothService(mpris: mpris, connection: connection, settings: settings, logger: logger, ready: ready))
         }
+        services.append(ResidentMemoryService(memory: residentMemory, ready: ready))
         services.append(PlaybackService(player: player, started: playbackStarted))
         services.append(
             StateStoreService(

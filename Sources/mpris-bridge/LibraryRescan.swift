@@ -19,8 +19,11 @@ struct LibraryRescan: Sendable {
     let tree: Milestone<PublishedTree>
     /// Told when the library's content changed, for idle MPD clients.
     let mpdChanges: MPDChanges
+    /// Trimmed once the rescan is over, whatever it found.
+    let residentMemory: ResidentMemory
 
     func run() async throws {
+        defer { residentMemory.trimWhenQuiet() }
         let served = try await library.value()
         let tree = try await tree.value()
         let library = served.library

@@ -21,6 +21,9 @@ enum Thresholds {
     static let idleResidentGoalMegabytes = file["idleResidentGoalMegabytes"]
     /// VmRSS a few seconds into playback, MiB.
     static let playingResidentGoalMegabytes = file["playingResidentGoalMegabytes"]
+    /// VmRSS paused with the 10-track library, MiB: 0.75 of VLC 3.0's paused with one file
+    /// (39-41 MB on the reference machine).
+    static let pausedResidentGoalMegabytes = file["pausedResidentGoalMegabytes"]
     /// CPU clock ticks and context switches while paused or idle: none.
     static let quietGoal = file["quietGoal"]
     /// "play" -> first buffer at the sink (and PLAYING) for a local file (p50), ms.
@@ -44,6 +47,11 @@ enum Thresholds {
     static let idleResidentMegabytes = file["idleResidentMegabytes"]
     /// VmRSS playing, MiB. Measured 93-107.
     static let playingResidentMegabytes = file["playingResidentMegabytes"]
+    /// VmRSS paused, 10,000 queued, MiB. Measured 18.9-19.9 (the daemon trims 0.5 s after a pause; see
+    /// Benchmarks/README.md, "Memory while paused").
+    static let pausedResidentMegabytes = file["pausedResidentMegabytes"]
+    /// VmRSS paused with the 10-track library, MiB. Measured 12.4-13.8.
+    static let smallPausedResidentMegabytes = file["smallPausedResidentMegabytes"]
     /// Context switches while paused or idle of every thread but libdispatch's manager (whose
     /// 1 Hz workqueue monitor every process using its worker threads on Linux has), in the
     /// activity window. Measured 0.
@@ -149,6 +157,8 @@ struct ActivityFigures: Sendable {
     var neverPlayed: ActivityWindow
     var paused: ActivityWindow
     var pausedStatus: String
+    /// Memory paused, read as the activity window starts.
+    var pausedMemory: MemorySnapshot
     /// With the default start-up scan: how long the scan child ran after `ready:`, and memory after it.
     var scanningIdle: MemorySnapshot
     var scanAfterReady: UInt64
@@ -159,6 +169,7 @@ struct ActivityFigures: Sendable {
     var smallQueue: Int
     var smallIdle: MemorySnapshot
     var smallPlaying: MemorySnapshot
+    var smallPaused: MemorySnapshot
 }
 
 struct PlayFigures: Sendable {
@@ -373,6 +384,7 @@ final class Benchmark {
             throw BenchmarkFailure(description: "after a second PlayPause the daemon is \(pausedStatus), expected Paused")
         }
         try await Task.sleep(for: options.settleTime)
+        let pausedMemory = snapshot(daemon.probe)
         let paused = try await activity(of: daemon.probe)
         try await daemon.stop()
         try await client.waitUntilNameIsFree()
@@ -426,14 +438,22 @@ final class Benchmark {
             throw BenchmarkFailure(description: "with 10 tracks, the daemon is \(smallStatus) after PlayPause")
         }
         let smallPlaying = snapshot(smallDaemon.probe)
+        let _: () = try await client.player.call("PlayPause")
+        let smallPausedStatus = try await client.playbackStatus()
+        guard smallPausedStatus == "Paused" else {
+            throw BenchmarkFailure(description: "with 10 tracks, the daemon is \(smallPausedStatus) after a second PlayPause")
+        }
+        try await Task.sleep(for: options.settleTime)
+        let smallPaused = snapshot(smallDaemon.probe)
         try await smallDaemon.stop()
         try await client.waitUntilNameIsFree()
 
         let activity = ActivityFigures(
             idle: idle, playing: playing, playingStatus: playingStatus, playingURL: playingURL,
-            neverPlayed: neverPlayed, paused: paused, pausedStatus: pausedStatus, scanningIdle: scanningIdle,
+            neverPlayed: neverPlayed, paused: paused, pausedStatus: pausedStatus, pausedMemory: pausedMemory,
+            scanningIdle: scanningIdle,
             scanAfterReady: scanDone - ready, autoSinkOutcome: autoSinkOutcome, autoSinkPlaying: autoSinkPlaying,
-            smallQueue: smallQueue, smallIdle: smallIdle, smallPlaying: smallPlaying)
+            smallQueue: smallQueue, smallIdle: smallIdle, smallPlaying: smallPlaying, smallPaused: smallPaused)
 
         // 5b. Play over D-Bus, from stopped with the queue loaded, -> its reply (sent once PLAYING).
         writeError("DaemonBenchmark: Play over D-Bus...\n")

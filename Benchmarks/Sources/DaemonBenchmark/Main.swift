@@ -68,7 +68,10 @@ struct Arguments: BenchmarkArguments {
             options.plays = 10
             options.activityWindow = .seconds(2)
             options.playingTime = .seconds(2)
-            options.settleTime = .milliseconds(500)
+            // Not shorter: the daemon gives back its memory 0.5 s after it became ready or
+            // paused (mpris-bridge's `ResidentMemory`), and the memory and the quiet windows
+            // are read after that.
+            options.settleTime = .seconds(1)
         }
         if let starts { options.starts = starts }
         if let plays { options.plays = plays }

@@ -52,6 +52,8 @@ struct DaemonReport {
         let idleMB = activity.idle.residentMegabytes
         let scanningIdleMB = activity.scanningIdle.residentMegabytes
         let playingMB = activity.playing.residentMegabytes
+        let pausedMB = activity.pausedMemory.residentMegabytes
+        let smallPausedMB = activity.smallPaused.residentMegabytes
 
         let checks = [
             ThresholdCheck(
@@ -81,6 +83,9 @@ struct DaemonReport {
                 gating: false),
             ThresholdCheck(
                 name: "dbusPlayP50Ms", limit: Thresholds.playGoalMilliseconds, value: dbusPlay.p50 / 1000, gating: false),
+            ThresholdCheck(
+                name: "smallPausedRSSMiB", limit: Thresholds.pausedResidentGoalMegabytes, value: smallPausedMB,
+                gating: false),
             // Gating.
             ThresholdCheck(
                 name: "coldFilesPerSecondNoMP3", limit: Thresholds.coldFilesPerSecondNoMP3,
@@ -97,6 +102,11 @@ struct DaemonReport {
             ThresholdCheck(name: "idleRSSMiB", limit: Thresholds.idleResidentMegabytes, value: idleMB, gating: true),
             ThresholdCheck(
                 name: "playingRSSMiB", limit: Thresholds.playingResidentMegabytes, value: playingMB, gating: true),
+            ThresholdCheck(
+                name: "pausedRSSMiB", limit: Thresholds.pausedResidentMegabytes, value: pausedMB, gating: true),
+            ThresholdCheck(
+                name: "smallPausedRSSMiB", limit: Thresholds.smallPausedResidentMegabytes, value: smallPausedMB,
+                gating: true),
             ThresholdCheck(
                 name: "pausedOwnSwitches", limit: Thresholds.ownSwitchesWhileQuiet,
                 value: Double(activity.paused.switchesBesidesDispatchManager), gating: true),
@@ -210,6 +220,7 @@ struct DaemonReport {
             memoryLine("  idle, --no-scan, after ready:", activity.idle),
             memoryLine("  idle, default scan, after its child exited", activity.scanningIdle),
             memoryLine("  playing \(fixed(Double(options.playingTime.components.seconds), 0)) s, fakesink sync=true", activity.playing),
+            memoryLine("  paused after playing", activity.pausedMemory),
         ]
         if let autoSink = activity.autoSinkPlaying {
             lines.append(memoryLine("  playing \(fixed(Double(options.playingTime.components.seconds), 0)) s, autoaudiosink", autoSink))
@@ -218,6 +229,7 @@ struct DaemonReport {
         }
         lines.append(memoryLine("  idle, \(activity.smallQueue) tracks", activity.smallIdle))
         lines.append(memoryLine("  playing, \(activity.smallQueue) tracks", activity.smallPlaying))
+        lines.append(memoryLine("  paused, \(activity.smallQueue) tracks", activity.smallPaused))
         let perTrack =
             Double(activity.idle.memory.resident - activity.smallIdle.memory.resident)
             / Double(starts.queued - activity.smallQueue)
@@ -231,10 +243,15 @@ struct DaemonReport {
                 + "; the scan child ran \(fixed(Double(activity.scanAfterReady) / 1e6, 0)) ms after ready:",
             "  playing \(fixed(playingMB, 1)) MiB (\(activity.playingStatus), \(activity.playingURL.split(separator: "/").last ?? ""))   "
                 + goal(3, " MiB", notMet: "see what is mapped below"),
+            "  paused \(fixed(pausedMB, 1)) MiB; paused with \(activity.smallQueue) tracks \(fixed(smallPausedMB, 1)) MiB   "
+                + goal(10, " MiB", notMet: "see what is mapped below"),
         ]
-        var snapshots = [("idle", activity.idle), ("after scan", activity.scanningIdle), ("playing", activity.playing)]
+        var snapshots = [
+            ("idle", activity.idle), ("after scan", activity.scanningIdle), ("playing", activity.playing),
+            ("paused", activity.pausedMemory),
+        ]
         if let autoSink = activity.autoSinkPlaying { snapshots.append(("autoaudio", autoSink)) }
-        snapshots += [("idle 10", activity.smallIdle), ("playing 10", activity.smallPlaying)]
+        snapshots += [("idle 10", activity.smallIdle), ("playing 10", activity.smallPlaying), ("paused 10", activity.smallPaused)]
         lines += groupLines(snapshots)
         lines.append("  largest mappings, idle:   " + topMappings(activity.idle))
         lines.append("  largest mappings, playing: " + topMappings(activity.playing))
@@ -336,11 +353,12 @@ struct DaemonReport {
                         [
                             ("idleNoScan", activity.idle.json), ("idleAfterStartupScan", activity.scanningIdle.json),
                             ("startupScanAfterReadyMilliseconds", .number(Double(activity.scanAfterReady) / 1e6)),
-                            ("playingFakesink", activity.playing.json),
+                            ("playingFakesink", activity.playing.json), ("pausedFakesink", activity.pausedMemory.json),
                             ("playingURL", .string(activity.playingURL)), ("playingStatus", .string(activity.playingStatus)),
                             ("autoaudiosinkOutcome", .string(activity.autoSinkOutcome)),
                             ("smallLibraryTracks", .integer(activity.smallQueue)),
                             ("idleSmallLibrary", activity.smallIdle.json), ("playingSmallLibrary", activity.smallPlaying.json),
+                            ("pausedSmallLibrary", activity.smallPaused.json),
                         ] + (activity.autoSinkPlaying.map { [("playingAutoaudiosink", $0.json)] } ?? []))
                 ),
                 (
