@@ -16,30 +16,43 @@ import Synchronization
 
 // MARK: - Item switches
 
-/// Keeps playbin's item switches and the pipeline's state changes to READY or NULL apart.
+/// Keeps playbin's item switches and the pipeline's state changes apart.
 ///
 /// playbin switches to the next item on the streaming thread that drained the current one:
 /// uridecodebin's `drained` signal runs playbin's handler, which emits `about-to-finish`, then
 /// unlinks the current item's decoder and changes the state of the next item's (GStreamer 1.22
-/// does this without regard to a concurrent shutdown). A state change of the pipeline to READY
-/// or NULL at that moment deadlocks: the stopping thread holds an element's state lock and waits
-/// for the streaming thread to leave, which waits for that state lock; or playbin's shutdown
-/// swapped its groups and the streaming thread changes the state of its own element ("Trying to
-/// join task ... from its thread would deadlock", then "Failed to deactivate pad ..., very bad").
+/// does this without regard to a concurrent state change of the pipeline). Two races follow:
+/// - A state change to READY or NULL at that moment deadlocks: the stopping thread holds an
+///   element's state lock and waits for the streaming thread to leave, which waits for that
+///   state lock; or playbin's shutdown swapped its groups and the streaming thread changes the
+///   state of its own element ("Trying to join task ... from its thread would deadlock", then
+///   "Failed to deactivate pad ..., very bad").
+/// - playbin adds the next item's uridecodebin to the pipeline before it gives it its URI. A
+///   change to PAUSED or PLAYING (play right after a load, when a short item drains while
+///   prerolling) that walks the pipeline's children then starts that decoder without a URI
+///   ("No URI specified to play from", the hand-over fails), or a reused one with the URI of
+///   the item it played before.
 ///
 /// So each `drained` emission is bracketed by a handler connected before playbin's and one
-/// connected after it. A change to READY or NULL waits until no switch is under way (they take
-/// milliseconds), and while it runs, a `drained` emission is stopped before it reaches playbin:
-/// nothing is switched, the pipeline is stopping anyway.
+/// connected after it, and every state change of the pipeline first waits until no switch is
+/// under way (they take milliseconds). While a change to READY or NULL runs, a `drained`
+/// emission is stopped before it reaches playbin: nothing is switched, the pipeline is stopping
+/// anyway. While a change to PAUSED or PLAYING runs, a `drained` emission waits for it to
+/// return (it does not wait for streaming threads), then switches as usual.
 final class ItemSwitchGate: @unchecked Sendable {  // the state is only touched under `lock`
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    /// Signalled when a switch ends.
     private let switched = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// Signalled when a change to PAUSED or PLAYING ends.
+    private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     /// Changes to READY or NULL running now.
     private var stops = 0
+    /// The threads running a change to PAUSED or PLAYING now.
+    private var changing: [pthread_t] = []
     /// The threads running a switch now.
     private var switching: [pthread_t] = []
-    /// How long a stop waits for switches at most: they take milliseconds, and a switch whose
-    /// end was never seen must not keep the engine from stopping.
+    /// How long a state change waits for switches, or a switch for a state change, at most:
+    /// they take milliseconds, and one whose end was never seen must not keep the other waiting.
     private static let longestWait: Duration = .seconds(2)
 
     init() {
@@ -48,23 +61,33 @@ final class ItemSwitchGate: @unchecked Sendable {  // the state is only touched 
         pthread_condattr_init(&attributes)
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
         pthread_cond_init(switched, &attributes)
+        pthread_cond_init(changed, &attributes)
         pthread_condattr_destroy(&attributes)
     }
 
     deinit {
+        pthread_cond_destroy(changed)
         pthread_cond_destroy(switched)
         pthread_mutex_destroy(lock)
+        changed.deallocate()
         switched.deallocate()
         lock.deallocate()
     }
 
     /// At the start of a `drained` emission, on its streaming thread: false if the emission must
-    /// stop here (the pipeline is going to READY or NULL).
+    /// stop here (the pipeline is going to READY or NULL). Waits while a change to PAUSED or
+    /// PLAYING runs.
     func enter() -> Bool {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
+        let me = pthread_self()
+        var deadline = Self.deadline()
+        // A change on this very thread cannot end first.
+        while stops == 0, !changing.isEmpty, !changing.contains(where: { pthread_equal($0, me) != 0 }) {
+            if pthread_cond_timedwait(changed, lock, &deadline) == ETIMEDOUT { break }
+        }
         guard stops == 0 else { return false }
-        switching.append(pthread_self())
+        switching.append(me)
         return true
     }
 
@@ -82,14 +105,7 @@ final class ItemSwitchGate: @unchecked Sendable {  // the state is only touched 
     func whileStopping<Result>(_ change: () -> Result) -> Result {
         pthread_mutex_lock(lock)
         stops += 1
-        var deadline = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &deadline)
-        deadline.tv_sec += Int(Self.longestWait.components.seconds)
-        let me = pthread_self()
-        // A switch on this very thread (the engine released by its provider) cannot end first.
-        while !switching.isEmpty, !switching.contains(where: { pthread_equal($0, me) != 0 }) {
-            if pthread_cond_timedwait(switched, lock, &deadline) == ETIMEDOUT { break }
-        }
+        awaitSwitches()
         pthread_mutex_unlock(lock)
         defer {
             pthread_mutex_lock(lock)
@@ -97,6 +113,41 @@ final class ItemSwitchGate: @unchecked Sendable {  // the state is only touched 
             pthread_mutex_unlock(lock)
         }
         return change()
+    }
+
+    /// Runs `change`, a state change of the pipeline to PAUSED or PLAYING, once no switch is
+    /// under way, and holds switches that start meanwhile until it returns.
+    func whileChanging<Result>(_ change: () -> Result) -> Result {
+        pthread_mutex_lock(lock)
+        let me = pthread_self()
+        changing.append(me)
+        awaitSwitches()
+        pthread_mutex_unlock(lock)
+        defer {
+            pthread_mutex_lock(lock)
+            if let index = changing.firstIndex(where: { pthread_equal($0, me) != 0 }) { changing.remove(at: index) }
+            pthread_cond_broadcast(changed)
+            pthread_mutex_unlock(lock)
+        }
+        return change()
+    }
+
+    /// Waits until no switch is under way, at most `longestWait`; with `lock` held.
+    private func awaitSwitches() {
+        var deadline = Self.deadline()
+        let me = pthread_self()
+        // A switch on this very thread (the engine released by its provider) cannot end first.
+        while !switching.isEmpty, !switching.contains(where: { pthread_equal($0, me) != 0 }) {
+            if pthread_cond_timedwait(switched, lock, &deadline) == ETIMEDOUT { break }
+        }
+    }
+
+    /// `longestWait` from now, by the monotonic clock the condition variables use.
+    private static func deadline() -> timespec {
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        deadline.tv_sec += Int(longestWait.components.seconds)
+        return deadline
     }
 }
 

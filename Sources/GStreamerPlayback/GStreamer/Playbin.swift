@@ -344,14 +344,15 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         cgst_set_string(element, "uri", uri)
     }
 
-    /// Asks for `state`; see ``StateChangeResult``. Going to NULL or READY first waits for an
-    /// item switch under way on a streaming thread to finish (milliseconds), keeps new ones from
-    /// starting (see `ItemSwitchGate`), and returns once the streaming threads have stopped.
-    /// Not on a streaming thread of this pipeline.
+    /// Asks for `state`; see ``StateChangeResult``. First waits for an item switch under way on
+    /// a streaming thread to finish (milliseconds). Going to NULL or READY keeps new ones from
+    /// starting and returns once the streaming threads have stopped; going to PAUSED or PLAYING
+    /// holds new ones until it returns (see `ItemSwitchGate`). Not on a streaming thread of this
+    /// pipeline.
     @discardableResult
     func setState(_ state: PipelineState) -> StateChangeResult {
         let change = { gst_element_set_state(self.element, state.gstState) }
-        let result = state == .ready || state == .null ? switches.whileStopping(change) : change()
+        let result = state == .ready || state == .null ? switches.whileStopping(change) : switches.whileChanging(change)
         return switch result {
         case GST_STATE_CHANGE_SUCCESS: .success
         case GST_STATE_CHANGE_ASYNC: .async
