@@ -125,7 +125,7 @@ func measure(_ options: Options) async throws -> Int32 {
         let statuses = try await connection.signals(
             matching: MatchRule(
                 path: "/org/mpris/MediaPlayer2", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
-        let changes = StatusChanges(statuses)
+        let changes = PlaybackStatusChanges(statuses)
         let _: () = try await client.player.call("Play")
         try await changes.next("Playing")
 
@@ -254,49 +254,3 @@ func measure(_ options: Options) async throws -> Int32 {
     }
 }
 
-/// The daemon's PlaybackStatus changes, each with the time it arrived, read from
-/// PropertiesChanged by one task (a stream iterated by several would end at the first cancel).
-final class StatusChanges: Sendable {
-    private final class Seen: Sendable {
-        let changes = Mutex<[(status: String, at: UInt64)]>([])
-    }
-    private let seen = Seen()
-    private let reader: Task<Void, Never>
-    private let cursor = Mutex(0)
-
-    init(_ stream: AsyncThrowingStream<Message, any Error>) {
-        reader = Task { [seen] in
-            do {
-                for try await message in stream {
-                    let at = monotonicNanoseconds()
-                    let (interface, changed, _) = try message.decode(as: String.self, [String: Variant].self, [String].self)
-                    guard interface == "org.mpris.MediaPlayer2.Player", let value = changed["PlaybackStatus"],
-                        let status = try? value.get(String.self)
-                    else { continue }
-                    seen.changes.withLock { $0.append((status, at)) }
-                }
-            } catch {}
-        }
-    }
-
-    deinit { reader.cancel() }
-
-    /// Waits (30 s at most) for the next change to `status` after those already taken, and
-    /// returns when it arrived.
-    @discardableResult
-    func next(_ status: String) async throws -> UInt64 {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            let found = seen.changes.withLock { seen -> UInt64? in
-                cursor.withLock { cursor in
-                    guard let index = seen[cursor...].firstIndex(where: { $0.status == status }) else { return nil }
-                    cursor = index + 1
-                    return seen[index].at
-                }
-            }
-            if let found { return found }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        throw BenchmarkFailure(description: "PlaybackStatus never became \(status)")
-    }
-}

@@ -289,7 +289,7 @@ final class PeerBenchmark: Sendable {
             matching: MatchRule(
                 sender: names.busName, path: "/org/mpris/MediaPlayer2", interface: "org.freedesktop.DBus.Properties",
                 member: "PropertiesChanged", arguments: [0: "org.mpris.MediaPlayer2.Player"]))
-        let changes = StatusChanges(stream)
+        let changes = PlaybackStatusChanges(stream)
         var status = try await player.property("PlaybackStatus", as: String.self)
         var signals: [UInt64] = []
         var replies: [UInt64] = []
@@ -366,42 +366,3 @@ private func succeeds(_ body: () async throws -> Void) async -> String? {
     }
 }
 
-/// A player's PlaybackStatus changes, each with the time it arrived, read from
-/// PropertiesChanged by one task (a stream iterated by several would end at the first cancel).
-final class StatusChanges: Sendable {
-    private final class Seen: Sendable {
-        let changes = Mutex<[(status: String, at: UInt64)]>([])
-    }
-    private let seen = Seen()
-    private let reader = Mutex<Task<Void, Never>?>(nil)
-
-    init(_ stream: AsyncThrowingStream<Message, any Error>) {
-        let task = Task { [seen] in
-            do {
-                for try await message in stream {
-                    let at = monotonicNanoseconds()
-                    let (interface, changed, _) = try message.decode(as: String.self, [String: Variant].self, [String].self)
-                    guard interface == "org.mpris.MediaPlayer2.Player", let value = changed["PlaybackStatus"],
-                        let status = try? value.get(String.self)
-                    else { continue }
-                    seen.changes.withLock { $0.append((status, at)) }
-                }
-            } catch {}
-        }
-        reader.withLock { $0 = task }
-    }
-
-    deinit { reader.withLock { $0?.cancel() } }
-
-    /// Waits (10 s at most) for the first change to `status` that arrived at `notBefore` or later,
-    /// and returns when it arrived (the reader's time stamp, not when this noticed it).
-    func next(_ status: String, notBefore: UInt64) async throws -> UInt64 {
-        let deadline = monotonicNanoseconds() + 10_000_000_000
-        while monotonicNanoseconds() < deadline {
-            let found = seen.changes.withLock { changes in changes.first { $0.status == status && $0.at >= notBefore }?.at }
-            if let found { return found }
-            try await Task.sleep(for: .microseconds(200))
-        }
-        throw BenchmarkFailure(description: "no PropertiesChanged with PlaybackStatus \(status) within 10 s of PlayPause")
-    }
-}

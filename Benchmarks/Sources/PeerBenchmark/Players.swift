@@ -288,22 +288,3 @@ struct RunningPlayer: Sendable {
     }
 }
 
-/// A loopback TCP port free now: bound to port 0, read back, closed (Mopidy's MPD frontend
-/// binds it a moment later; never a fixed port, never 6600).
-func freeLoopbackPort() throws -> UInt16 {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard descriptor >= 0 else { throw BenchmarkFailure(description: "socket: \(String(cString: strerror(errno)))") }
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
-    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-            bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-        }
-    }
-    guard bound else { throw BenchmarkFailure(description: "cannot bind a loopback port: \(String(cString: strerror(errno)))") }
-    return UInt16(bigEndian: address.sin_port)
-}
