@@ -1,4 +1,5 @@
 import MPD
+import ProcessTestSupport
 import Testing
 
 /// MPD's filters, read and applied as mpd 0.23.12 does (each expectation was checked against it
@@ -307,20 +308,5 @@ import Testing
         #expect(try matches("[A-Z]lpha", "alpha", foldsCase: true))
         #expect(try matches("^$", ""))
         #expect(try matches("a*?b", "aab"))
-    }
-}
-
-/// A small seeded generator, so that a failing random input can be found again.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

@@ -39,7 +39,7 @@ import Testing
         let database = try StateDatabase(path: path)
         #expect(try database.read() == nil, "a new database holds no state")
         var snapshot = Self.snapshot(count: 1_000)
-        var generator = SplitMix(seed: 7)
+        var generator = SplitMix64(seed: 7)
         snapshot.playOrder.shuffle(using: &generator)
         snapshot.currentIdentifier = snapshot.addedOrder[500].identifier
         snapshot.positionMilliseconds = 123_456
@@ -70,7 +70,7 @@ import Testing
         let database = try StateDatabase(path: path)
         var snapshot = Self.snapshot(count: 400)
         try database.write(snapshot)
-        var generator = SplitMix(seed: 42)
+        var generator = SplitMix64(seed: 42)
         var next = 400
         var incremental = 0
         for step in 0..<300 {
@@ -122,7 +122,7 @@ import Testing
     /// Whatever keys the changed entries had, the planned ones put the whole order in order, and
     /// the entries outside the change keep theirs unless a window had to be spread anew.
     @Test func plannedKeysPutTheOrderInOrder() throws {
-        var generator = SplitMix(seed: 3)
+        var generator = SplitMix64(seed: 3)
         for _ in 0..<2_000 {
             let count = Int.random(in: 1...40, using: &generator)
             let lower = Int.random(in: 0...count, using: &generator)
@@ -295,18 +295,5 @@ import Testing
         let snapshot = Self.snapshot(count: 20)
         await store.close(with: snapshot)
         #expect(try Self.readBack(path) == snapshot)
-    }
-}
-
-/// A small seeded generator, so a failing sequence of edits can be replayed.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

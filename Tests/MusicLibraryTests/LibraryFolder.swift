@@ -150,15 +150,8 @@ struct LibraryFolder {
 /// Deterministic bytes that no GStreamer typefinder recognises (checked: "Could not determine
 /// type of stream").
 func junkBytes(count: Int, seed: UInt64 = 0x5EED) -> [UInt8] {
-    var state = seed
-    return (0..<count).map { _ in
-        // SplitMix64.
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return UInt8(truncatingIfNeeded: mixed ^ (mixed >> 31))
-    }
+    var generator = SplitMix64(seed: seed)
+    return (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
 }
 
 extension Duration {

@@ -143,7 +143,7 @@ public struct ScaleLibrary: Sendable {
     /// Every track's file and tags, the playlists' names and text, and the album and artist
     /// counts; creates the folders.
     private func plan() -> ([TrackFile], [(String, String)], albums: Int, artists: Int) {
-        var random = SeededGenerator(state: 7)
+        var random = SplitMix64(seed: 7)
         var files: [TrackFile] = []
         files.reserveCapacity(tracks)
         var album = 0

@@ -256,7 +256,7 @@ final class Benchmark {
         let floor = Proxy(client, destination: .bus, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus")
         let ping = Proxy(
             client, destination: Service.busName, path: Service.rootPath, interface: "org.freedesktop.DBus.Peer")
-        var random = SeededGenerator(state: 0x5EED)
+        var random = SplitMix64(seed: 0x5EED)
         let offsets = UInt64(SyntheticLibrary.trackCount - Self.pageSize + 1)
         func roundTrip(_ kind: PageRoundTrip) async throws {
             switch kind {
