@@ -60,7 +60,9 @@ let package = Package(
             ],
             exclude: ["Python"]),
         // SHA-256 for content-addressed files (artwork cache, the library's image store).
-        .target(name: "Digest"),
+        // GLib, for its checksums (SHA-256 names of cached images); already loaded with GStreamer.
+        .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        .target(name: "Digest", dependencies: ["CGLib"]),
         .testTarget(
             name: "MPRISTests", dependencies: ["MPRIS", "MediaRemote", "DBus", "DBusTestSupport", "ProcessTestSupport", "Digest"],
             exclude: ["Python"]),
