@@ -47,8 +47,10 @@ public final class Connection: Sendable {
 
     /// Sends a method call and waits for its reply.
     ///
-    /// - Parameter timeout: how long to wait; on expiry the call throws
-    ///   `org.freedesktop.DBus.Error.NoReply`. Cancelling the task throws `CancellationError`.
+    /// - Parameters:
+    ///   - message: the method call; its body is checked as it is marshalled.
+    ///   - timeout: how long to wait; on expiry the call throws
+    ///     `org.freedesktop.DBus.Error.NoReply`. Cancelling the task throws `CancellationError`.
     /// - Returns: the method-return message.
     /// - Throws: the remote error as a ``DBusError``, or `Disconnected` if the bus goes away.
     public func call(_ message: Message, timeout: Duration = .seconds(25)) async throws -> Message {

@@ -89,8 +89,11 @@ public final class Interface: Sendable {
     /// ``MethodCallContext/current`` tells it who is calling.
     ///
     /// - Parameters:
+    ///   - name: the method's name.
     ///   - arguments: names of the arguments for introspection; empty, or one per argument.
     ///   - results: names of the results for introspection; empty, or one per result.
+    ///   - annotations: the method's annotations in introspection data.
+    ///   - handler: carries out a call, from its typed arguments to its typed results.
     public func method<each A: DBusRepresentable, each R: DBusRepresentable>(
         _ name: MemberName, arguments: [String] = [], results: [String] = [], annotations: [Annotation] = [],
         _ handler: @escaping @Sendable (repeat each A) async throws -> (repeat each R)

@@ -77,6 +77,8 @@ extension Connection {
     /// any size costs nothing until a node is called.
     ///
     /// - Parameters:
+    ///   - root: the path of the subtree's root, which the subtree includes.
+    ///   - ordering: how calls to each object of the subtree are ordered (concurrent by default).
     ///   - children: the names of the direct children of a path in the subtree,
     ///     for introspection. Names that are not valid path elements are skipped.
     ///   - object: the interfaces of the object at a path, or nil if there is no object there.

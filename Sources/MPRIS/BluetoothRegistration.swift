@@ -72,6 +72,8 @@ public final class BluetoothRegistration: Sendable {
     /// Prepares the registration of `service`'s player on `connection` (the system bus).
     ///
     /// - Parameters:
+    ///   - service: the player to register; its Player interface is exported on `connection` too.
+    ///   - connection: a connection to the system bus, where `bluetoothd` is.
     ///   - callTimeout: how long each call to `org.bluez` may take before it counts as failed.
     ///   - onEvent: told of each registration, failure and loss, on no particular task.
     public init(

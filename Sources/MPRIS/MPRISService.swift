@@ -27,13 +27,13 @@ public struct MPRISConfiguration: Sendable {
     public var quit: (@Sendable () async -> Void)?
     /// Where artwork images are cached; `nil` is `$XDG_CACHE_HOME/mpris-bridge/artwork`.
     public var artworkCacheDirectory: String?
-    /// Whether the play queue (``NowPlayingInfoCenter/playbackQueue``) is
+    /// Whether the play queue (`NowPlayingInfoCenter.playbackQueue`) is
     /// published as MPRIS `org.mpris.MediaPlayer2.TrackList`; `HasTrackList`
     /// says so. Default false: an app without a queue shows no track list.
     public var hasTrackList: Bool
     /// The containers of the content tree whose playable child containers
     /// (albums, playlists) are published as MPRIS `org.mpris.MediaPlayer2.Playlists`,
-    /// as index paths of the ``PlayableContentManager`` given to the service
+    /// as index paths of the `PlayableContentManager` given to the service
     /// (`[[1], [3]]`: the children of the second and fourth tabs), in the
     /// order their playlists are listed. The interface is exported only when
     /// this is not empty and the service has a content manager. Default: none.
@@ -70,7 +70,7 @@ public struct MPRISConfiguration: Sendable {
     }
 }
 
-/// Publishes an app's ``RemoteCommandCenter`` and ``NowPlayingInfoCenter``
+/// Publishes an app's `RemoteCommandCenter` and `NowPlayingInfoCenter` (from `MediaRemote`)
 /// on D-Bus as an MPRIS 2.2 media player, so media keys, `playerctl`, desktop
 /// shells and head units control it.
 ///
@@ -133,6 +133,9 @@ public final class MPRISService: Sendable {
     /// Builds the interfaces. Throws `InvalidArgs` when `playerName` cannot end a bus name.
     ///
     /// - Parameters:
+    ///   - configuration: who the player is: its bus name, identity and optional interfaces.
+    ///   - commands: the app's commands, offered to remotes as the `Can…` properties and methods.
+    ///   - nowPlaying: what the app plays, shown as `Metadata`, `PlaybackStatus` and the rest.
     ///   - content: the app's content tree; with
     ///     ``MPRISConfiguration/playlistLocations`` it makes the Playlists interface.
     ///   - audioSession: the app's outputs and ReplayGain, served on `org.mprisbridge.Player1`;
@@ -178,7 +181,7 @@ public final class MPRISService: Sendable {
     /// The bus name owned after ``publish(on:)``: the requested name, or
     /// `…<playerName>.instance<pid>` when another process had it (with the connection's
     /// unique name added when that was taken too, see
-    /// ``DBus/Connection/requestName(_:orInstanceFallbackFor:)``).
+    /// `Connection.requestName(_:orInstanceFallbackFor:)` in `DBus`).
     public var busName: BusName? { state.withLock { $0.busName } }
 
     /// Exports the player on `connection` and takes its bus name.
@@ -188,7 +191,7 @@ public final class MPRISService: Sendable {
     /// the app offers no command at all, so configure the command centre first.
     /// With playlists, the first listing is read before the name is taken
     /// (waiting at most the manager's
-    /// ``PlayableContentManager/loadingDeadline`` for each location). Returns the name owned.
+    /// `PlayableContentManager.loadingDeadline` for each location). Returns the name owned.
     @discardableResult
     public func publish(on connection: Connection) async throws -> BusName {
         player.setCanControl(canControl ?? commands.hasAvailableCommand)

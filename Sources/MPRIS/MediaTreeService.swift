@@ -9,7 +9,7 @@ import Synchronization
     import Foundation
 #endif
 
-/// Publishes a ``PlayableContentManager``'s tree on D-Bus as a MediaServer2
+/// Publishes a `PlayableContentManager`'s tree on D-Bus as a MediaServer2
 /// media server, so head units, Rygel (and through it UPnP renderers) and
 /// other MediaServer2 consumers browse it.
 ///
@@ -20,7 +20,7 @@ import Synchronization
 ///
 /// Every node is an object under `/org/gnome/UPnP/MediaServer2/<name>`, at
 /// the root path plus one element per key on its way from the root, each
-/// escaped with ``ObjectPath/escapeElement(_:)``, so any identifier yields a
+/// escaped with `ObjectPath.escapeElement(_:)`, so any identifier yields a
 /// valid, stable path. Objects are virtual: one subtree handler serves them
 /// all, and nothing is built for a node until it is called.
 ///

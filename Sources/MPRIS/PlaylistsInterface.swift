@@ -12,7 +12,7 @@ import Synchronization
 /// A playlist as MPRIS describes it: the `(oss)` struct `Playlist` of
 /// `org.mpris.MediaPlayer2.Playlists` (id, name, icon URI).
 ///
-/// The id is derived from the playlist's path in the ``PlayableContentManager``
+/// The id is derived from the playlist's path in the `PlayableContentManager`
 /// (the keys from the root), so it stays the same when the playlist is
 /// renamed, as the specification asks, and can be turned back into the path:
 /// ``id(forContentPath:)`` and ``contentPath(forID:)``.
@@ -44,7 +44,7 @@ public struct MPRISPlaylist: DBusRepresentable, Sendable, Equatable {
     public static let idPrefix: ObjectPath = "/org/mprisbridge/Playlist"
 
     /// The id of the playlist at `path` (keys from the content root): one
-    /// escaped path element per key (``ObjectPath/escapeElement(_:)``), so any
+    /// escaped path element per key (`ObjectPath.escapeElement(_:)`), so any
     /// key gives a valid id and different paths give different ids.
     public static func id(forContentPath path: [String]) -> ObjectPath {
         path.reduce(idPrefix) { $0.appending($1) }

@@ -86,7 +86,7 @@ public protocol PlayableContentDataSource: Sendable {
     /// the data source's indexes (or an order it computed once and kept, bounded), never by
     /// reading every child per call. The manager asks it for a container served page by page
     /// (``uniformChildKind(at:)``), where a nil answer makes the sorted listing fail with
-    /// ``ContentError/sortNotSupported``, and for a copied container, where a nil answer makes
+    /// ``ContentError/sortNotSupported(_:)``, and for a copied container, where a nil answer makes
     /// the manager sort its copy. Default: nil.
     func sortedChildIndexes(at indexPath: IndexPath, by sort: ContentSort, in range: Range<Int>) -> [Int]?
 

@@ -17,10 +17,12 @@ extension PlayableContentManager {
     /// if needed. Throws ``ContentError/noSuchContent(_:)`` when nothing is
     /// there, or it lies deeper than the content limits allow.
     ///
-    /// - Parameter readingChildren: whether a container's children are read too, so that its
-    ///   entry counts them. Pass false to learn only whether the row exists and what it is
-    ///   (a D-Bus object lookup does, on the connection's queue, which must not wait on the
-    ///   data source for rows a listing reads anyway); its counts are then left out.
+    /// - Parameters:
+    ///   - path: the keys of the nodes from the root to the row.
+    ///   - readingChildren: whether a container's children are read too, so that its
+    ///     entry counts them. Pass false to learn only whether the row exists and what it is
+    ///     (a D-Bus object lookup does, on the connection's queue, which must not wait on the
+    ///     data source for rows a listing reads anyway); its counts are then left out.
     public func entry(at path: [String], readingChildren: Bool = true) throws(ContentError) -> ContentEntry {
         if let last = path.last, last == ContentTree.loadingKey {
             let parentPath = Array(path.dropLast())
@@ -82,6 +84,7 @@ extension PlayableContentManager {
     /// A page of the children of the container at `path`.
     ///
     /// - Parameters:
+    ///   - path: the keys of the nodes from the root to the container.
     ///   - kind: all children, only playable items (and informative rows), or only containers.
     ///   - offset: the first row of the page, from 0.
     ///   - maximum: the most rows to return; `nil` for all.

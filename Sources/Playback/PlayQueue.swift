@@ -25,7 +25,7 @@ public protocol QueueItemCatalog: AnyObject, Sendable {
 /// One entry of a ``PlayQueue``: what to play and what remotes show about it.
 ///
 /// Either described in full (``init(identifier:url:info:)``: streams, opened files) or a key
-/// into a ``QueueItemCatalog`` (``init(identifier:catalog:)``: an app's library), which the
+/// into a ``QueueItemCatalog`` (``init(identifier:catalog:key:)``: an app's library), which the
 /// player asks when it needs the entry's URL or information.
 public struct QueueItem: Sendable, Equatable {
     /// Unique within its queue; ``PlayQueue`` makes it so when an item is added twice.
@@ -110,7 +110,7 @@ public struct QueueItem: Sendable, Equatable {
     }
 
     /// The item fields remotes show (title, artists, duration, artwork…), with
-    /// ``NowPlayingInfo/identifier`` the entry's; the playback fields are unset.
+    /// `NowPlayingInfo.identifier` the entry's; the playback fields are unset.
     public var info: NowPlayingInfo {
         if case .described(let description) = source {
             var info = description.info

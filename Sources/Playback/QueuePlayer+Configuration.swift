@@ -22,7 +22,7 @@ extension QueuePlayer {
         /// hear the position, so a saved state is never older than this after a
         /// crash or a power cut. Nothing wakes up while paused or stopped.
         public var positionCheckpointInterval: Duration = .seconds(15)
-        /// How much of the queue remotes are shown (``NowPlayingInfoCenter/playbackQueue``,
+        /// How much of the queue remotes are shown (`NowPlayingInfoCenter.playbackQueue`,
         /// MPRIS `TrackList`): the entries this far before and after the current one, in play
         /// order. MPRIS describes the track list as the tracks recently played or about to
         /// play; a 50,000-entry list would cost every client and the player megabytes on each

@@ -10,7 +10,7 @@ import Synchronization
 #endif
 
 /// A player: a ``PlayQueue`` played by a ``PlaybackEngine``, controlled through
-/// a ``RemoteCommandCenter`` and shown through a ``NowPlayingInfoCenter``.
+/// a `RemoteCommandCenter` and shown through a `NowPlayingInfoCenter` (both from `MediaRemote`).
 ///
 /// It is the playback manager of Apple's sample apps. ``start()`` adds a
 /// target to every command it supports; from then on a remote's "play",
@@ -42,7 +42,7 @@ public actor QueuePlayer {
     public typealias EngineFactory = @Sendable () throws -> any PlaybackEngine
     /// Turns a URL a remote asked for into a queue entry (looking it up in
     /// a library, say), or throws to refuse it: the remote then receives
-    /// ``RemoteCommandHandlerStatus/notPlayable(reason:)`` with the error's
+    /// `RemoteCommandHandlerStatus.notPlayable(reason:)` with the error's
     /// description as the reason, so make it a sentence about the URL.
     public typealias URLResolver = @Sendable (URL) async throws -> QueueItem
 
@@ -92,8 +92,15 @@ public actor QueuePlayer {
 
     /// A player over an empty queue; call ``start()`` to take the commands.
     ///
-    /// - Parameter resumePoints: where long items remember their position (see
-    ///   ``ResumePointStore``); nil to start every item at its beginning.
+    /// - Parameters:
+    ///   - commands: the command centre whose commands ``start()`` takes, as remotes send them.
+    ///   - nowPlaying: where the current item, its state and the queue's window are published.
+    ///   - configuration: what the player offers remotes (rates, intervals, the queue's bounds).
+    ///   - logger: where skipped items and engine failures are logged.
+    ///   - resumePoints: where long items remember their position (see
+    ///     ``ResumePointStore``); nil to start every item at its beginning.
+    ///   - makeEngine: makes the engine when it is first needed (see ``EngineFactory``).
+    ///   - resolve: turns a URL a remote opens or adds into a queue entry (see ``URLResolver``).
     public init(
         commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter, configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "mpris-bridge.player"), resumePoints: (any ResumePointStore)? = nil,
@@ -165,7 +172,7 @@ public actor QueuePlayer {
         return { command.removeTarget(target) }
     }
 
-    /// Makes the commands remotes send (through the ``RemoteCommandCenter``) wait until
+    /// Makes the commands remotes send (through the `RemoteCommandCenter`) wait until
     /// ``releaseRemoteCommands()``, or until `timeout` passes; then they run in the order they
     /// arrived. For a player published before its saved queue is restored: a command that
     /// arrives meanwhile (a media key that started the service) acts on the restored queue
@@ -245,7 +252,7 @@ public actor QueuePlayer {
 
     /// Adds `items` to the queue without changing what plays: after the current entry, or
     /// at the end. Remotes see the queue change. Refused whole with
-    /// ``RemoteCommandHandlerStatus/notPlayable(reason:)`` when they would not fit in the
+    /// `RemoteCommandHandlerStatus.notPlayable(reason:)` when they would not fit in the
     /// queue's maximum length.
     @discardableResult
     public func enqueue(_ items: [QueueItem], at placement: QueuePlacement) async -> RemoteCommandHandlerStatus {
