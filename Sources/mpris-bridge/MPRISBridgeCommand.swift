@@ -68,13 +68,19 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var libraryOptions: LibraryOptions
 
-    @Option(help: "The player's name: the bus name is org.mpris.MediaPlayer2.<name>.")
+    @Option(
+        help:
+            "The player's name: the bus names are org.mpris.MediaPlayer2.<name> (…<name>.instance<pid> when taken) and org.gnome.UPnP.MediaServer2.<name>."
+    )
     var name = "mprisbridge"
 
-    @Option(help: "The message bus: session or system.")
+    @Option(help: "The message bus: session or system (there, OpenUri and AddTrack open only files inside the library).")
     var bus: BusKind = .session
 
-    @Option(help: "The audio output, as a gst-launch description (tests use \"fakesink sync=true\").")
+    @Option(
+        help:
+            "The audio output, as a gst-launch-1.0 description: \"pulsesink device=…\" for one output, \"fakesink sync=true\" with no sound card."
+    )
     var audioSink = "autoaudiosink"
 
     @Option(

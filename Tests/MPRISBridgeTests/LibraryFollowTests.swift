@@ -80,7 +80,7 @@ import Testing
     }
 }
 
-/// The README's promise of two seconds from a file moved in to the tree showing it, measured on
+/// The manual page's promise of a file moved in showing in the tree soon after (here: within two seconds), measured on
 /// the wall clock: with the rest of the suite running beside it, a loaded machine took longer.
 @Suite(.timeLimit(.minutes(2))) struct LibraryFollowRealTimeTests {
     typealias Tree = MediaTreeDaemonTests

@@ -412,24 +412,24 @@ import Testing
         }
     }
 
-    /// The README's list of what the MPD face answers is what `commands` lists, no more, no less.
-    @Test func theReadmeListsExactlyTheCommandsTheDaemonAnswers() async throws {
-        let readme = try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
-        let start = try #require(readme.range(of: "- What it answers:"))
-        let end = try #require(readme.range(of: "`commands` lists exactly these", range: start.upperBound..<readme.endIndex))
+    /// The manual page's list of what the MPD face answers is what `commands` lists, no more, no less.
+    @Test func theManualPageListsExactlyTheCommandsTheDaemonAnswers() async throws {
+        let page = try String(contentsOfFile: repositoryRoot + "/man/mpris-bridge.1", encoding: .utf8)
+        let start = try #require(page.range(of: "What it answers:"))
+        let end = try #require(page.range(of: "lists exactly these", range: start.upperBound..<page.endIndex))
+        // Each command is set in bold, `\fBname\fR`; its arguments are not.
         let listed = Set(
-            readme[start.upperBound..<end.lowerBound].split(separator: "`").enumerated()
-                .filter { $0.offset % 2 == 1 }
-                .flatMap { $0.element.split(separator: "/").map { String($0.split(separator: " ")[0]) } })
+            page[start.upperBound..<end.lowerBound].matches(of: /\\fB(.*?)\\f[RP]/)
+                .flatMap { $0.output.1.split(separator: "/").map { String($0.split(separator: " ")[0]) } })
         try await DaemonFixture.with { daemon in
             let answered = try await daemon.mpdRaw("commands")[0].compactMap { line in
                 line.hasPrefix("command: ") ? String(line.dropFirst("command: ".count)) : nil
             }
             // `command_list_*` and `noidle` are not listed by `commands`, as mpd does; `crossfade 0` names one.
-            let readmeCommands = listed.subtracting(["command_list_begin"]).filter { !$0.isEmpty && $0.first!.isLetter }
-            #expect(Set(answered).subtracting(readmeCommands).isEmpty, "answered, not in the README: \(Set(answered).subtracting(readmeCommands).sorted())")
-            #expect(readmeCommands.subtracting(answered).subtracting(["noidle"]).isEmpty,
-                "in the README, not answered: \(readmeCommands.subtracting(answered).sorted())")
+            let pageCommands = listed.subtracting(["command_list_begin"]).filter { !$0.isEmpty && $0.first!.isLetter }
+            #expect(Set(answered).subtracting(pageCommands).isEmpty, "answered, not in the page: \(Set(answered).subtracting(pageCommands).sorted())")
+            #expect(pageCommands.subtracting(answered).subtracting(["noidle"]).isEmpty,
+                "in the page, not answered: \(pageCommands.subtracting(answered).sorted())")
         }
     }
 

@@ -12,7 +12,7 @@ enum Thresholds {
     /// The target set for the D-Bus layer: GetAll of a 15-property interface, p50, at most this many times the bus
     /// floor's (GetId) p50. Reported, not gating: libdbus's own Peer.Ping to the same service, with
     /// no Swift serving code at all, already costs more than this (1.5-1.7x here), so no serving
-    /// library can meet it. See the README's Benchmarks section.
+    /// library can meet it. See Benchmarks/README.md.
     static let getAllOverFloorP50Target = file["getAllOverFloorP50Target"]
     /// Gating: what serving GetAll adds over a bare libdbus round trip to the same process
     /// (GetAll p50 / Ping p50). Measured 2.18x on the reference machine; exceeding this is a regression.
