@@ -66,9 +66,9 @@ let package = Package(
         .testTarget(
             name: "MPRISTests", dependencies: ["MPRIS", "MediaRemote", "DBus", "DBusTestSupport", "ProcessTestSupport", "Digest"],
             exclude: ["Python"]),
-        // The README's ten-line service.
+        // The DBus documentation's ten-line service.
         .executableTarget(name: "counter-example", dependencies: ["DBus"], path: "Examples/CounterExample"),
-        // The README's adoption example: an in-memory player controlled over MPRIS.
+        // The adoption example (README, MPRIS documentation): an in-memory player controlled over MPRIS.
         .executableTarget(
             name: "now-playing-example", dependencies: ["DBus", "MPRIS", "MediaRemote"],
             path: "Examples/NowPlayingExample"),

@@ -1,4 +1,4 @@
-// The README's example: a D-Bus service in ten lines.
+// The DBus documentation's example ("The D-Bus layer"): a D-Bus service in ten lines.
 // Try it: `Scripts/run`, then in another shell
 //   gdbus call --session -d org.example.Counter -o /org/example/Counter -m org.example.Counter1.Add 5
 import DBus

@@ -1,4 +1,4 @@
-// The README's adoption example: an app with its own (here, silent, in-memory)
+// The adoption example of the README and of the MPRIS documentation: an app with its own (here, silent, in-memory)
 // player adopts MediaRemote, and MPRIS publishes it on the session bus.
 // Try it: `swift run now-playing-example`, then `playerctl -p mprisbridge_example status`.
 // Its queue is the MPRIS TrackList: `gdbus call --session --dest org.mpris.MediaPlayer2.mprisbridge_example

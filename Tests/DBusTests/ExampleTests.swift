@@ -7,7 +7,7 @@ import Testing
     import Glibc
 #endif
 
-/// The README's ten-line service, run as its own process and driven by gdbus.
+/// The DBus documentation's ten-line service ("The D-Bus layer"), run as its own process and driven by gdbus.
 @Suite(.timeLimit(.minutes(1))) struct ExampleTests {
     @Test func theCounterExampleServesWhatTheReadmeSays() async throws {
         try await PrivateBus.with { bus in
