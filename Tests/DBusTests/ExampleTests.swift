@@ -9,7 +9,7 @@ import Testing
 
 /// The DBus documentation's ten-line service ("The D-Bus layer"), run as its own process and driven by gdbus.
 @Suite(.timeLimit(.minutes(1))) struct ExampleTests {
-    @Test func theCounterExampleServesWhatTheReadmeSays() async throws {
+    @Test func theCounterExampleServesWhatItsArticleSays() async throws {
         try await PrivateBus.with { bus in
             let example = try bus.spawn("\(buildProductsFolder)/counter-example", [])
             defer { example.kill() }
