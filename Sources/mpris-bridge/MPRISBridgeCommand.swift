@@ -23,6 +23,7 @@ struct MPRISBridgeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mpris-bridge",
         abstract: "Plays a music folder and serves it to media keys, playerctl, desktops and head units over MPRIS.",
+        version: Version.current,
         subcommands: [Serve.self, Scan.self],
         defaultSubcommand: Serve.self)
 }
