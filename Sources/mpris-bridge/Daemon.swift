@@ -126,7 +126,7 @@ enum Daemon {
         services.append(
             StateStoreService(
                 store: store, player: player, resumePoints: resumePoints, logger: logger, library: library, tree: tree,
-                ready: ready))
+                ready: ready, scansAtStart: settings.scansAtStart))
         var configuration = ServiceGroupConfiguration(
             services: services.map {
                 // A service that fails (the bus lost, the name not published) stops the others

@@ -24,6 +24,9 @@ struct LibraryRescan: Sendable {
 
     func run() async throws {
         defer { residentMemory.trimWhenQuiet() }
+        // A first start's commands wait for the queue this fills (StateStoreService); whatever
+        // the scan's outcome, they go on after it.
+        defer { player.releaseRemoteCommands() }
         let served = try await library.value()
         let tree = try await tree.value()
         let library = served.library

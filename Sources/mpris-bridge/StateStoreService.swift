@@ -1,6 +1,7 @@
 import AsyncSupport
 import CMalloc
 import Logging
+import MusicLibrary
 import Playback
 import ServiceLifecycle
 
@@ -24,6 +25,9 @@ struct StateStoreService: Service, CustomStringConvertible {
     let tree: Milestone<PublishedTree>
     /// Reached once the queue is restored (or the library queued).
     let ready: Milestone<Void>
+    /// Whether a scan follows the start: on a first start it is what fills the queue, so remotes'
+    /// commands stay held until it has (``LibraryRescan`` lets them go).
+    let scansAtStart: Bool
 
     var description: String { "state store" }
 
@@ -32,7 +36,7 @@ struct StateStoreService: Service, CustomStringConvertible {
         let saving = try? await cancelWhenGracefulShutdown { try await restore() }
         let restored = saving != nil
         // Commands held until the queue was back run now, even if it could not be restored.
-        player.releaseRemoteCommands()
+        if !restored { player.releaseRemoteCommands() }
         defer { withExtendedLifetime(saving) {} }
         try? await gracefulShutdown()
         logger.info("shutting down")
@@ -59,7 +63,9 @@ struct StateStoreService: Service, CustomStringConvertible {
         let saving = await player.observeChanges { [store] in store.save($0) }
         if await player.itemCount == 0 { await player.queueWholeLibrary(served, logger: logger) }
         let queued = await player.itemCount
-        player.releaseRemoteCommands()
+        // An empty queue on a first start is filled by the scan that follows (a media key that
+        // started the daemon then plays the new library); otherwise commands go on now.
+        if queued > 0 || !scansAtStart || served.library.isReadOnly { player.releaseRemoteCommands() }
         // Building the queue freed more than it kept; give it back rather than hold it while idle.
         _ = malloc_trim(0)
         logger.info("ready: \(queued) entries queued")

@@ -113,11 +113,14 @@ import Testing
     /// A Play sent the moment the bus name appears (a media key that started the daemon through
     /// D-Bus activation) is carried out on the queue the daemon is about to have (the library,
     /// on a first start), not dropped for an empty one.
-    @Test func aPlaySentAsSoonAsTheNameAppearsPlaysTheQueue() async throws {
+    /// Indexed before, the queue is the index's; on a first start (no index yet), it is what the
+    /// start-up scan finds, and the Play waits for that scan.
+    @Test(arguments: [true, false])
+    func aPlaySentAsSoonAsTheNameAppearsPlaysTheQueue(indexedBefore: Bool) async throws {
         let library = try await GeneratedLibrary.make(seconds: 30)
         defer { library.remove() }
         try await PrivateBus.with { bus in
-            #expect(try await DaemonFixture.scan(library).succeeded)
+            if indexedBefore { #expect(try await DaemonFixture.scan(library).succeeded) }
             let client = try ChildProcess.spawn(
                 PrivateBus.systemPython, [pythonScript("play_on_start.py"), DaemonFixture.busName],
                 environment: bus.pythonEnvironment)
