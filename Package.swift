@@ -159,7 +159,8 @@ let package = Package(
                 "SoundServerTestSupport", "TestMedia", "mpris-bridge",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            exclude: ["Python"]),
+            // Budgets.json is read from the checkout by path, as data the test holds the daemon to.
+            exclude: ["Python", "Budgets.json"]),
         // Running programs from tests and benchmarks (swift-subprocess), and temporary folders.
         .target(
             name: "ProcessTestSupport",

@@ -31,6 +31,9 @@ struct Figure: Sendable {
     let key: String
     let label: String
     let digits: Int
+    /// Taken while, or after, the player played: meaningless for a player that did not play (a
+    /// peer whose output never started holds less, or more, and does no work).
+    var needsPlayback = false
     let value: @Sendable (PlayerFigures) -> Double?
 }
 
@@ -60,18 +63,18 @@ struct PeerReport {
         Figure(key: "signalsBeforeReply", label: "  toggles signalled before reply", digits: 0) {
             $0.toggleSignal == nil ? nil : Double($0.signalsBeforeReply)
         },
-        Figure(key: "rssPausedMegabytes", label: "RSS paused, MB", digits: 1) { $0.rssPaused.map { Double($0) / 1024 } },
-        Figure(key: "rssPlayingMegabytes", label: "RSS playing, MB", digits: 1) { $0.rssPlaying.map { Double($0) / 1024 } },
-        Figure(key: "rssPeakMegabytes", label: "RSS peak (VmHWM), MB", digits: 1) { $0.rssPeak.map { Double($0) / 1024 } },
+        Figure(key: "rssPausedMegabytes", label: "RSS paused, MB", digits: 1, needsPlayback: true) { $0.rssPaused.map { Double($0) / 1024 } },
+        Figure(key: "rssPlayingMegabytes", label: "RSS playing, MB", digits: 1, needsPlayback: true) { $0.rssPlaying.map { Double($0) / 1024 } },
+        Figure(key: "rssPeakMegabytes", label: "RSS peak (VmHWM), MB", digits: 1, needsPlayback: true) { $0.rssPeak.map { Double($0) / 1024 } },
         Figure(key: "playingAdvancedSeconds", label: "playing: Position advanced, s", digits: 1) { $0.advancedSeconds },
-        Figure(key: "playingCPUPercent", label: "playing: CPU %", digits: 2) { cpuPercent($0.playing) },
-        Figure(key: "playingSwitchesPerSecond", label: "playing: switches/s", digits: 0) { switchesPerSecond($0.playing) },
-        Figure(key: "playingVoluntarySwitchesPerSecond", label: "  of them voluntary", digits: 0) {
+        Figure(key: "playingCPUPercent", label: "playing: CPU %", digits: 2, needsPlayback: true) { cpuPercent($0.playing) },
+        Figure(key: "playingSwitchesPerSecond", label: "playing: switches/s", digits: 0, needsPlayback: true) { switchesPerSecond($0.playing) },
+        Figure(key: "playingVoluntarySwitchesPerSecond", label: "  of them voluntary", digits: 0, needsPlayback: true) {
             $0.playing.map { Double($0.voluntarySwitches) / $0.seconds }
         },
-        Figure(key: "playingThreads", label: "playing: threads", digits: 0) { $0.playing.map { Double($0.threadCount) } },
-        Figure(key: "soundServerCPUPercent", label: "playing: sound server CPU %", digits: 2) { cpuPercent($0.server) },
-        Figure(key: "soundServerSwitchesPerSecond", label: "playing: sound server switches/s", digits: 0) {
+        Figure(key: "playingThreads", label: "playing: threads", digits: 0, needsPlayback: true) { $0.playing.map { Double($0.threadCount) } },
+        Figure(key: "soundServerCPUPercent", label: "playing: sound server CPU %", digits: 2, needsPlayback: true) { cpuPercent($0.server) },
+        Figure(key: "soundServerSwitchesPerSecond", label: "playing: sound server switches/s", digits: 0, needsPlayback: true) {
             switchesPerSecond($0.server)
         },
         Figure(key: "mprisProcessRSSPausedMegabytes", label: "MPRIS process apart: RSS MB", digits: 1) {
@@ -108,11 +111,24 @@ struct PeerReport {
 
     private func result(_ kind: PlayerKind) -> PlayerFigures? { results.first { $0.kind == kind && $0.missing == nil } }
 
+    /// Whether `player` played through the window: its Position advanced at least 80 % of it.
+    private func played(_ player: PlayerFigures) -> Bool {
+        (player.advancedSeconds ?? 0) >= 0.8 * Double(options.window)
+    }
+
+    /// `player`'s `figure`, unless the figure needs playback and the player did not play.
+    private func comparable(_ figure: Figure, of player: PlayerFigures) -> Double? {
+        guard !figure.needsPlayback || played(player) else { return nil }
+        return figure.value(player)
+    }
+
     /// The outcome of one goal: the limit (nil when the reference peer is missing) and whether it is met.
     private func judge(_ goal: Goal) -> (daemon: Double?, limit: Double?, met: Bool?) {
         let daemon = result(.daemon).flatMap(goal.figure.value)
         let limit: Double? =
-            goal.reference.map { reference in result(reference).flatMap(goal.figure.value).map { $0 * goal.factor } }
+            goal.reference.map { reference in
+                result(reference).flatMap { comparable(goal.figure, of: $0) }.map { $0 * goal.factor }
+            }
             ?? goal.factor
         guard let daemon, let limit else { return (daemon, limit, nil) }
         return (daemon, limit, daemon <= limit)
@@ -121,7 +137,7 @@ struct PeerReport {
     /// The best (lowest) peer's figure and its name.
     private func best(_ figure: Figure) -> (value: Double, name: String)? {
         results.filter { $0.kind != .daemon && $0.missing == nil }
-            .compactMap { peer in figure.value(peer).map { ($0, peer.kind.label) } }
+            .compactMap { peer in comparable(figure, of: peer).map { ($0, peer.kind.label) } }
             .min { $0.0 < $1.0 }
     }
 
@@ -158,7 +174,8 @@ struct PeerReport {
             if let missing = result.missing { Swift.print("  \(result.kind.label): missing: \(missing)") }
             if result.missing == nil, let advanced = result.advancedSeconds, advanced < 0.8 * Double(options.window) {
                 Swift.print(
-                    "  \(result.kind.label): its Position advanced \(fixed(advanced, 1)) s in the \(options.window) s playing window")
+                    "  \(result.kind.label): its Position advanced \(fixed(advanced, 1)) s in the \(options.window) s playing window: "
+                        + "its memory and playing figures are not compared")
             }
             if result.missing == nil && result.streamsWhilePlaying == 0 {
                 Swift.print("  \(result.kind.label): the sound server listed no stream while it played")
@@ -176,7 +193,7 @@ struct PeerReport {
             let (daemon, limit, met) = judge(goal)
             let bestPeer = best(goal.figure)
             let ratio = daemon.flatMap { daemon in bestPeer.flatMap { $0.value > 0 ? daemon / $0.value : nil } }
-            let limitText = limit.map { " = \(fixed($0, goal.figure.digits))" } ?? " (missing)"
+            let limitText = limit.map { " = \(fixed($0, goal.figure.digits))" } ?? " (missing, or did not play)"
             let goalText =
                 goal.reference.map { "<= \(fixed(goal.factor, 2)) x \($0.label)" + limitText }
                 ?? "<= \(fixed(goal.factor, goal.figure.digits))"
