@@ -69,8 +69,14 @@ extension PlayerCore {
     }
 
     mutating func play() {
-        guard queue.current != nil else { return reply(.noActionableNowPlayingItem) }
+        guard let current = queue.current else { return reply(.noActionableNowPlayingItem) }
         if state == .playing { return reply(.success) }
+        if state == .paused, hasEngine, let loaded, loaded.identifier == current.identifier, !loaded.isLiveStream {
+            // Resuming what the engine holds: shown playing as the engine is asked, as a remote
+            // expects of a media key (the reply still waits until it plays). Should the engine
+            // fail, the start's outcome shows what became of it.
+            show(position, state: .playing)
+        }
         startPlayback(resumingAt: state == .stopped ? .zero : currentPosition)
     }
 
@@ -86,7 +92,11 @@ extension PlayerCore {
         awaiting = .pause(fallback: fallback)
         guard hasEngine else { return engineReplied(EngineReply(.done)) }
         // Nothing loaded while playing: a start was superseded, and nothing plays to pause.
-        effects.append(loaded != nil ? .pause : .readPosition)
+        guard loaded != nil else { return effects.append(.readPosition) }
+        // Shown paused as the engine is asked (the reply waits until it has paused); the
+        // engine's position then replaces the estimate.
+        show(fallback, state: .paused)
+        effects.append(.pause)
     }
 
     /// After next, previous or a removal: plays the new current item if the player was playing,

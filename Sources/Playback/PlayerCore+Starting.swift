@@ -110,6 +110,8 @@ extension PlayerCore {
                 loaded = nil
             case .failed(let error):
                 log(.warning, "pausing failed: \(error)")
+                // Shown paused when asked: it plays on.
+                setPosition(fallback, state: .playing)
                 return self.reply(.commandFailed)
             }
             setPosition(reply.position ?? fallback, state: .paused)

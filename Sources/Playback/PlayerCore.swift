@@ -196,6 +196,18 @@ package struct PlayerCore: Sendable {
         effects.append(.checkpoints(running: newState == .playing))
     }
 
+    /// Shows `newState` at `newPosition` to remotes as the engine is asked for it, before its
+    /// outcome: what a media key's press looks for. Observers (the saved state) hear of it with
+    /// the outcome, which records the engine's own position (``setPosition(_:state:)``), so a
+    /// pause or a resume is one change for them.
+    mutating func show(_ newPosition: Duration, state newState: PlaybackState) {
+        position = newPosition
+        since = now
+        state = newState
+        publish()
+        effects.append(.checkpoints(running: newState == .playing))
+    }
+
     /// Stops the engine and forgets what it had loaded; first, unless told not to, saves where
     /// the loaded item was left (a stop, or a switch to another item).
     mutating func unload(remembering: Bool = true) {

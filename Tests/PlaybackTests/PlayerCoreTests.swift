@@ -299,6 +299,41 @@ extension [PlayerEffect] {
         #expect(q.send(.engineReplied(EngineReply(.done, position: .seconds(3)))).savedPoints == ["a@3"])
     }
 
+    /// A pause, and a resume of what the engine holds, are shown to remotes before the engine is
+    /// asked (a media key's press looks for the new state at once); the reply and the one change
+    /// observers hear (the saved state) come with the engine's outcome, and a failure shows the
+    /// state the player is really in.
+    @Test func aPauseOrResumeIsShownAsTheEngineIsAskedAndObservedOnceWithItsOutcome() {
+        var p = Driver(tracks("a", "b"), observed: true)
+        p.playing()
+        p.seconds = 20
+        let pause = p.send(.pause)
+        let shown = try! #require(pause.firstIndex { if case .showNowPlaying(let info, _) = $0 { info?.playbackState == .paused } else { false } })
+        let asked = try! #require(pause.firstIndex { if case .pause = $0 { true } else { false } })
+        #expect(shown < asked, "shown paused before the engine is asked")
+        #expect(pause.reply == nil, "the reply waits for the engine")
+        #expect(pause.snapshots.isEmpty, "observers hear of it with the outcome")
+        let paused = p.send(.engineReplied(EngineReply(.done, position: .seconds(20) + .milliseconds(3))))
+        #expect(paused.reply == .success)
+        #expect(paused.snapshots.count == 1)
+        #expect(paused.nowPlaying??.elapsedPlaybackTime == .seconds(20) + .milliseconds(3), "the engine's position replaces the estimate")
+
+        let resume = p.send(.play)
+        let shownPlaying = try! #require(resume.firstIndex { if case .showNowPlaying(let info, _) = $0 { info?.playbackState == .playing } else { false } })
+        let started = try! #require(resume.firstIndex { if case .start = $0 { true } else { false } })
+        #expect(shownPlaying < started, "shown playing before the engine is asked")
+        #expect(resume.startRequest?.load == nil, "the item the engine holds is resumed, not loaded")
+
+        // The engine fails to pause: the player plays on, and shows so.
+        let played = p.send(.startEnded(StartReport(.done, position: .seconds(20))))
+        #expect(played.reply == .success)
+        p.send(.pause)
+        let failed = p.send(.engineReplied(EngineReply(.failed(PlaybackError(kind: .other, url: nil, message: "no")))))
+        #expect(failed.reply == .commandFailed)
+        #expect(p.core.state == .playing)
+        #expect(failed.nowPlaying??.playbackState == .playing)
+    }
+
     @Test func aFailingItemIsSkippedAndAFailingQueueStops() {
         var p = Driver(tracks("a", "b"))
         p.send(.play)
