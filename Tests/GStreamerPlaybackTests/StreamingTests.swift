@@ -51,14 +51,15 @@ struct MediaServer {
         try await log.first { $0 == .streamStarted(url) }
         try await engine.play()
         // Served with byte ranges, so it seeks like a file: from 1 s on, at most as far as the
-        // clock went since, give or take the few milliseconds the pipeline's clock and ours
-        // differ by (seen: 0.4 ms ahead on a busy machine).
+        // clock went since, give or take what the pipeline's clock and ours differ by (seen: 0.4
+        // ms ahead on a busy machine, and 21 ms once in a loaded CI run). 50 ms still tells a
+        // seek that landed at 1 s from one that did not.
         let seekRequested = ContinuousClock.now
         try await engine.seek(to: .milliseconds(1000))
         let position = try #require(engine.position)
         let sinceSeek = ContinuousClock.now - seekRequested
         #expect(
-            position >= .seconds(1) && position <= .seconds(1) + sinceSeek + .milliseconds(5),
+            position >= .seconds(1) && position <= .seconds(1) + sinceSeek + .milliseconds(50),
             "at \(position), \(sinceSeek) after the seek was asked; events \(log.events)")
         try await log.first { $0.isEndOfStream }
         #expect(log.events.contains { if case .buffering = $0 { true } else { false } })
