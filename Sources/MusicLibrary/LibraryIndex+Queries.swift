@@ -89,29 +89,43 @@ extension LibraryIndex {
     }
 
     func track(path: String) throws(SQLiteError) -> Track? {
+        var folderArt: [Substring: URL?] = [:]
+        return try track(path: path, folderArt: &folderArt)
+    }
+
+    /// The track at `path`, its folder's cover as its artwork when it has none of its own;
+    /// `folderArt` keeps each folder's cover for the next track of the same folder.
+    private func track(path: String, folderArt: inout [Substring: URL?]) throws(SQLiteError) -> Track? {
         var found: Track?
         try database.forEachRow(Self.trackByPath, [.text(path)]) { row throws(SQLiteError) in
             found = track(row, folderArt: nil)
         }
         guard var track = found, track.artwork == nil else { return found }
-        try database.forEachRow(
-            "SELECT file FROM folder_art WHERE folder = ?", [.text(LibraryPath.folder(of: path))]
-        ) { row throws(SQLiteError) in
-            track.artwork = row.text(0).map { .file(fileURL($0)) }
+        let folder = Self.folder(of: path)
+        let url: URL?
+        if let known = folderArt[folder] {
+            url = known
+        } else {
+            url = try coverURL(ofFolder: String(folder))
+            folderArt[folder] = .some(url)
         }
+        track.artwork = url.map { .file($0) }
         return track
+    }
+
+    /// The cover file `folder_art` holds for `folder`; nil when none.
+    private func coverURL(ofFolder folder: String) throws(SQLiteError) -> URL? {
+        var url: URL?
+        try database.forEachRow("SELECT file FROM folder_art WHERE folder = ?", [.text(folder)]) { row throws(SQLiteError) in
+            url = row.text(0).map(fileURL)
+        }
+        return url
     }
 
     /// The cover file of the folder of the indexed track `path`; nil when none, or not indexed.
     func folderArtworkURL(ofTrack path: String) throws(SQLiteError) -> URL? {
         guard try database.integer("SELECT count(*) FROM tracks WHERE path = ?", .text(path)) == 1 else { return nil }
-        var url: URL?
-        try database.forEachRow(
-            "SELECT file FROM folder_art WHERE folder = ?", [.text(LibraryPath.folder(of: path))]
-        ) { row throws(SQLiteError) in
-            url = row.text(0).map(fileURL)
-        }
-        return url
+        return try coverURL(ofFolder: LibraryPath.folder(of: path))
     }
 
     /// The tracks at `paths`, in order; nil where none is indexed. One read transaction.
@@ -121,27 +135,7 @@ extension LibraryIndex {
     func tracks(paths: [String]) throws -> [Track?] {
         try database.readTransaction {
             var folderArt: [Substring: URL?] = [:]
-            return try paths.map { path throws(SQLiteError) -> Track? in
-                var found: Track?
-                try database.forEachRow(Self.trackByPath, [.text(path)]) { row throws(SQLiteError) in
-                    found = track(row, folderArt: nil)
-                }
-                guard var track = found, track.artwork == nil else { return found }
-                let folder = Self.folder(of: path)
-                let url: URL?
-                if let known = folderArt[folder] {
-                    url = known
-                } else {
-                    var file: URL?
-                    try database.forEachRow("SELECT file FROM folder_art WHERE folder = ?", [.text(String(folder))]) {
-                        row throws(SQLiteError) in file = row.text(0).map(fileURL)
-                    }
-                    folderArt[folder] = .some(file)
-                    url = file
-                }
-                track.artwork = url.map { .file($0) }
-                return track
-            }
+            return try paths.map { path throws(SQLiteError) -> Track? in try track(path: path, folderArt: &folderArt) }
         }
     }
 
