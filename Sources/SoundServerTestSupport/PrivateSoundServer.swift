@@ -220,6 +220,11 @@ public struct PlaybackStream: Sendable, Equatable {
     public var isCorked: Bool
     /// The client's `application.name`.
     public var application: String?
+    /// The stream's volume on the server, in dB, of its first channel (nil: the listing gave
+    /// none; `-inf` for silence).
+    public var volumeDecibels: Double? = nil
+    /// Whether the stream is muted on the server.
+    public var isMuted = false
 
     static func parse(_ listing: String, sinks: [String: String]) -> [PlaybackStream] {
         var streams: [PlaybackStream] = []
@@ -230,6 +235,12 @@ public struct PlaybackStream: Sendable, Equatable {
                 let line = rawLine.drop { $0 == " " || $0 == "\t" }
                 if line.hasPrefix("Sink: ") { stream.sink = sinks[String(line.dropFirst(6))] }
                 if line.hasPrefix("Corked: ") { stream.isCorked = line.hasSuffix("yes") }
+                if line.hasPrefix("Mute: ") { stream.isMuted = line.hasSuffix("yes") }
+                // "Volume: front-left: 6554 /  10% / -60.00 dB,   front-right: …"
+                if line.hasPrefix("Volume: "), let unit = line.firstRange(of: " dB") {
+                    let number = line[..<unit.lowerBound].split(separator: "/").last?.split(separator: " ").last
+                    stream.volumeDecibels = number.flatMap { $0 == "-inf" ? -Double.infinity : Double($0) }
+                }
                 if line.hasPrefix("media.role = ") { stream.role = quoted(line) }
                 if line.hasPrefix("application.name = ") { stream.application = quoted(line) }
             }

@@ -214,6 +214,35 @@ import Testing
         }
     }
 
+    @Test func theVolumeIsTheStreamsOnTheServerAndIsHeardAtOnce() async throws {
+        try await withDaemonOnSoundServer { daemon, server in
+            let meter = try await server.meter(["speakers"])
+            defer { Task { await meter.stop() } }
+            _ = try await daemon.playerctl("play")
+            let full = try await meter.waitFor { $0.rms > -30 }
+            var ours = try await server.streams().filter { $0.role == "music" }
+            #expect(ours.map(\.volumeDecibels) == [0], "\(ours)")
+
+            // A tenth is -20 dB, on the server's stream; heard well before the 2 s the output
+            // keeps queued at the server would have played out at the old level.
+            let asked = ContinuousClock.now
+            _ = try await daemon.playerctl("volume", "0.1")
+            let quieter = try await meter.waitFor(timeout: .seconds(1)) { $0.rms < full.rms - 15 }
+            print("volume 1 → 0.1: \(full.rms) → \(quieter.rms) dBFS, heard after \(ContinuousClock.now - asked)")
+            ours = try await server.streams().filter { $0.role == "music" }
+            #expect(ours.count == 1 && abs((ours.first?.volumeDecibels ?? 0) + 20) < 0.1, "\(ours)")
+            #expect(try await daemon.playerctl("volume") == "0.100000")
+
+            // A track change makes a new stream (autoaudiosink makes a new pulsesink at each load):
+            // it starts at the chosen volume.
+            _ = try await daemon.playerctl("next")
+            try await waitUntil(server) { streams in
+                streams.contains { $0.role == "music" && !$0.isCorked && abs(($0.volumeDecibels ?? 0) + 20) < 0.1 }
+            }
+            _ = try await meter.waitFor { $0.rms < full.rms - 15 && $0.rms > -70 }
+        }
+    }
+
     @Test func replayGainEvensOutTheLevelByTrackOrAlbumAndIsKept() async throws {
         let library = try await GeneratedLibrary.make(formats: [.ogg])
         defer { library.remove() }

@@ -220,7 +220,7 @@ public final class GStreamerEngine: PlaybackEngine {
 
     /// Evens out the loudness of items by their ReplayGain tags (items without them play as
     /// they are), from now on. Between track and album the gain changes at once, while
-    /// playing (what is already queued for the output, about a second, plays at the old gain);
+    /// playing (what is already queued for the output, up to 2 s on PulseAudio, plays at the old gain);
     /// turning it on or off reloads the current item at its position (milliseconds), or, for a
     /// stream that cannot seek, applies from the next item. Gapless hand-overs are unchanged:
     /// each item's tags set its gain as it starts.

@@ -231,10 +231,52 @@ let giveStreamRole: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?
     cgst_set_stream_role(element, factory == "pipewiresink" ? "Music" : "music")
 }
 
-/// The output device chosen for the audio sink, shared with the handler that configures the
-/// sinks an autodetecting sink adds.
+/// The output device and the volume chosen for the audio sink, shared with the handler that
+/// configures the sinks an autodetecting sink adds.
 final class OutputChoice: Sendable {
     let device = Mutex<DeviceReference?>(nil)
+    /// The volume and mute asked for. Held while it is applied, so that a sink being added and a
+    /// change being made never leave the volume applied twice (on the element and the stream).
+    let volume = Mutex(ChosenVolume())
+}
+
+/// The linear volume (0 silent, 1 unity, up to 10) and mute of the output.
+struct ChosenVolume: Sendable {
+    var level = 1.0
+    var isMuted = false
+}
+
+/// Where the volume is applied. A pulsesink takes it as its stream's volume on the sound server,
+/// as mpd and VLC set it: a change is heard at once, while audio already queued at the server
+/// (up to `OutputPacing.pulseBuffer`) would keep the old level if an element in front of the sink
+/// applied it. Any other output gets it from the volume element in front of it.
+enum VolumePlacement {
+    /// Applies `chosen` inside `sink` (the audio sink bin): on every pulsesink's stream, with the
+    /// volume element at unity, or, with no pulsesink in the bin, on the volume element.
+    static func apply(_ chosen: ChosenVolume, in sink: UnsafeMutablePointer<GstBin>) {
+        guard let volumeElement = gst_bin_get_by_name(sink, Playbin.volumeName) else { return }
+        defer { gst_object_unref(gpointer(volumeElement)) }
+        if cgst_bin_has_factory(sink, "pulsesink") != 0 {
+            var chosen = chosen
+            cgst_for_each_element(sink, applyStreamVolume, &chosen)
+            cgst_set_double(gpointer(volumeElement), "volume", 1)
+            cgst_set_boolean(gpointer(volumeElement), "mute", 0)
+        } else {
+            cgst_set_double(gpointer(volumeElement), "volume", chosen.level)
+            cgst_set_boolean(gpointer(volumeElement), "mute", chosen.isMuted ? 1 : 0)
+        }
+    }
+}
+
+/// Gives a pulsesink the chosen volume (`data`: a `ChosenVolume`). Set before its stream opens,
+/// it is the stream's volume from the first sample (and the sound server's stream-restore does
+/// not replace it).
+private let applyStreamVolume: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { element, data in
+    guard let element, let data, let factory = cgst_factory_name(element), String(cString: factory) == "pulsesink"
+    else { return }
+    let chosen = data.assumingMemoryBound(to: ChosenVolume.self).pointee
+    cgst_set_double(gpointer(element), "volume", chosen.level)
+    cgst_set_boolean(gpointer(element), "mute", chosen.isMuted ? 1 : 0)
 }
 
 let releaseOutputChoice: GClosureNotify = { data, _ in
@@ -244,15 +286,18 @@ let releaseOutputChoice: GClosureNotify = { data, _ in
 
 /// An element was added inside the audio sink, at any depth: autoaudiosink adds the sink it
 /// picked when it goes to READY (at each load), before the sink opens its stream. It gets the
-/// stream's role and the chosen output device.
+/// stream's role, the chosen volume (a pulsesink) and the chosen output device.
 let sinkElementAdded: @convention(c) (
     UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstElement>?, gpointer?
-) -> Void = { _, _, element, data in
+) -> Void = { bin, _, element, data in
     guard let element else { return }
     giveStreamRole(element, nil)
     paceElement(element, nil)
-    guard let data,
-        let chosen = Unmanaged<OutputChoice>.fromOpaque(data).takeUnretainedValue().device.withLock({ $0 })
-    else { return }
+    guard let data else { return }
+    let choice = Unmanaged<OutputChoice>.fromOpaque(data).takeUnretainedValue()
+    if let bin, let factory = cgst_factory_name(element), String(cString: factory) == "pulsesink" {
+        choice.volume.withLock { VolumePlacement.apply($0, in: bin) }
+    }
+    guard let chosen = choice.device.withLock({ $0 }) else { return }
     cgst_reconfigure_sink(element, gpointer(chosen.device))
 }

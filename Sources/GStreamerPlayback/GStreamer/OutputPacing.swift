@@ -8,21 +8,23 @@ import CGStreamer
 import Synchronization
 
 /// With GStreamer's defaults every decoded packet (23 ms of Vorbis, 26 ms of MP3) crosses
-/// playsink's queue on its own, and pulsesink writes 10 ms segments: each a wake-up of the
-/// decoding thread, the queue's thread and the sound server's client thread, a few hundred a
-/// second in all, and as many requests for the sound server. These settings hand audio on in
-/// larger pieces, as mpd does; none delays what a listener hears on a command: a pause corks the
-/// server's stream, a seek flushes it.
+/// playsink's queue on its own, and pulsesink writes 10 ms segments into a 200 ms buffer: each a
+/// wake-up of the decoding thread, the queue's thread and the sound server's client thread, a few
+/// hundred a second in all, and as many requests for the sound server. These settings hand audio
+/// on in larger pieces and keep as much queued at the server as a client that leaves the buffer
+/// to the server (mpd) does; none delays what a listener hears on a command: a pause corks the
+/// server's stream, a seek flushes it, and the volume is the stream's (`VolumePlacement`).
 enum OutputPacing {
     /// The least each audio decoder gathers before it pushes (GstAudioDecoder's `min-latency`).
     static let decodedBuffer: Duration = .milliseconds(100)
     /// pulsesink's segment (`latency-time`): the server asks for this much at a time.
-    static let pulseSegment: Duration = .milliseconds(100)
-    /// What pulsesink keeps queued at the server (`buffer-time`, GStreamer's default 200 ms). The
-    /// server's sink then renders about (buffer - 2 segments) / 2 at a time, 150 ms, as often as
-    /// for mpd's stream; a volume change (an element before the sink) is heard after about
-    /// 390 ms instead of 150 ms (Benchmarks/README.md, "Playing on PulseAudio").
-    static let pulseBuffer: Duration = .milliseconds(500)
+    static let pulseSegment: Duration = .milliseconds(250)
+    /// What pulsesink keeps queued at the server (`buffer-time`, GStreamer's default 200 ms): the
+    /// server's own default for a client that sets none, 2 s. The server's sink then renders
+    /// larger pieces less often; what stays queued is heard late only for changes made in front
+    /// of the sink (a ReplayGain mode), not for a pause, a seek or the volume (Benchmarks/README.md,
+    /// "Playing on PulseAudio").
+    static let pulseBuffer: Duration = .seconds(2)
 
     static func microseconds(_ duration: Duration) -> gint64 { gint64(nanoseconds(duration) / 1000) }
 }

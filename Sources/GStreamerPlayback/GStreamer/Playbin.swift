@@ -65,7 +65,8 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         var parseError: UnsafeMutablePointer<GError>?
         // Volume is an element of the output's own, not playbin's soft volume: GStreamer 1.22's
         // playsink leaks the volume element it makes for every item loaded (a GstVolume and its
-        // two pads, about 4 KB a track), which a queue played for days would pile up.
+        // two pads, about 4 KB a track), which a queue played for days would pile up. A pulsesink
+        // takes the volume on its stream instead (`VolumePlacement`).
         let parsed = gst_parse_bin_from_description("volume name=\(Self.volumeName) ! " + description, 1, &parseError)
         // Owned here until playbin takes its own reference.
         if let parsed { _ = gst_object_ref_sink(gpointer(parsed)) }
@@ -89,6 +90,7 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         // later gets it as it is added.
         cgst_for_each_element(binPointer(sink), giveStreamRole, nil)
         cgst_for_each_element(binPointer(sink), paceElement, nil)
+        outputChoice.volume.withLock { VolumePlacement.apply($0, in: binPointer(sink)) }
         _ = cgst_connect(
             gpointer(sink), "deep-element-added", unsafeBitCast(sinkElementAdded, to: GCallback.self),
             Unmanaged.passRetained(outputChoice).toOpaque(), releaseOutputChoice)
@@ -325,7 +327,7 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     }()
 
     /// Switches the ReplayGain of the current filter between track and album gains, at once (what
-    /// is already queued for the output, about a second, plays at the old gain). False when the
+    /// is already queued for the output, up to 2 s on PulseAudio, plays at the old gain). False when the
     /// filter has no ReplayGain (it was made with ReplayGain off).
     func setReplayGainAlbumMode(_ album: Bool) -> Bool {
         guard let filter = cgst_get_object(gpointer(element), "audio-filter") else { return false }
@@ -411,13 +413,21 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
     static let volumeName = "mprisbridge-volume"
 
     var volume: Double {
-        get { cgst_get_double(volumeElement, "volume") }
-        set { cgst_set_double(volumeElement, "volume", newValue) }
+        get { outputChoice.volume.withLock { $0.level } }
+        set { changeVolume { $0.level = newValue } }
     }
 
     var isMuted: Bool {
-        get { cgst_get_boolean(volumeElement, "mute") != 0 }
-        set { cgst_set_boolean(volumeElement, "mute", newValue ? 1 : 0) }
+        get { outputChoice.volume.withLock { $0.isMuted } }
+        set { changeVolume { $0.isMuted = newValue } }
+    }
+
+    /// Changes the chosen volume and applies it where it belongs (`VolumePlacement`).
+    private func changeVolume(_ change: (inout ChosenVolume) -> Void) {
+        outputChoice.volume.withLock { chosen in
+            change(&chosen)
+            VolumePlacement.apply(chosen, in: binPointer(sink))
+        }
     }
 
     /// Posts ``BusMessage/marker(_:)`` with `value` (≥ 0) behind every message already posted.
