@@ -137,6 +137,10 @@ public enum PlaybackEvent: Sendable, Equatable {
     /// during the interruption (`play()`, `pause()`, a load) ends the engine's part in it: no
     /// `ended` follows.
     case interruption(Interruption)
+    /// Someone else changed the output's volume: a mixer set the linear `volume` (0 silent, 1
+    /// unity) of the player's stream on the sound server. ``PlaybackEngine/volume`` reads it
+    /// already; the consumer shows it as its own. The engine's own changes are not reported.
+    case volumeChanged(Double)
 }
 
 /// The two ends of an interruption by a more important stream (``PlaybackEvent/interruption(_:)``).

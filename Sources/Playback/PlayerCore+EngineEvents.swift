@@ -26,6 +26,12 @@ extension PlayerCore {
             guard duration != engineDuration else { return }
             engineDuration = duration
             if queue.current?.info.playbackDuration == nil { publish() }
+        case .volumeChanged(let newVolume):
+            // Already the engine's: only shown, and kept as the player's own.
+            guard newVolume.isFinite else { return }
+            volume = min(max(newVolume, 0), 10)
+            effects.append(.showVolume(volume))
+            notifyChange()
         case .tagsChanged(let tags):
             guard queue.current?.isLiveStream == true, tags != streamTags else { return }
             streamTags = tags

@@ -220,6 +220,8 @@ public struct PlaybackStream: Sendable, Equatable {
     public var isCorked: Bool
     /// The client's `application.name`.
     public var application: String?
+    /// The server's index of the stream (`pactl set-sink-input-volume` takes it).
+    public var index: Int? = nil
     /// The stream's volume on the server, in dB, of its first channel (nil: the listing gave
     /// none; `-inf` for silence).
     public var volumeDecibels: Double? = nil
@@ -231,6 +233,7 @@ public struct PlaybackStream: Sendable, Equatable {
         // `split` leaves out the empty text before the first block.
         for block in listing.split(separator: "Sink Input #") {
             var stream = PlaybackStream(sink: nil, role: nil, isCorked: false, application: nil)
+            stream.index = block.prefix { $0.isNumber }.isEmpty ? nil : Int(block.prefix { $0.isNumber })
             for rawLine in block.split(separator: "\n") {
                 let line = rawLine.drop { $0 == " " || $0 == "\t" }
                 if line.hasPrefix("Sink: ") { stream.sink = sinks[String(line.dropFirst(6))] }

@@ -243,6 +243,36 @@ import Testing
         }
     }
 
+    @Test func aMixersVolumeForTheStreamBecomesThePlayersAndOutlivesTheTrack() async throws {
+        try await withDaemonOnSoundServer { daemon, server in
+            let watcher = try await startPlaying(daemon)
+            defer { watcher.kill() }
+            let ours = try #require(try await server.streams().first { $0.role == "music" })
+            let index = try #require(ours.index)
+            // The desktop's per-application volume: -12 dB is a linear 0.251.
+            try await server.run("pactl", ["set-sink-input-volume", String(index), "-12dB"]).check()
+            let shown = try await watcher.waitForLine { $0.contains("changed player") && $0.contains("Volume=0.25") }
+            #expect(shown.contains("Volume=0.251"), "\(shown)")
+            #expect(try await daemon.playerctl("volume").hasPrefix("0.251"))
+
+            // The next track's stream keeps it, rather than the player's old volume.
+            _ = try await daemon.playerctl("next")
+            try await waitUntil(server) { streams in
+                streams.contains { $0.role == "music" && $0.index != index && abs(($0.volumeDecibels ?? 0) + 12) < 0.1 }
+            }
+            // And the player's own changes go on from there: a burst of them (a scrolled volume
+            // slider) ends at the last one, however the server's reports of the earlier ones
+            // interleave.
+            let levels = (2...9).map { Double($0) / 10 }
+            let replies = try await daemon.client(levels.flatMap { ["set", "player", "Volume", "d:\($0)"] })
+            #expect(replies == Array(repeating: "ok", count: levels.count), "\(replies)")
+            try await waitUntil(server) { streams in
+                streams.contains { $0.role == "music" && abs(($0.volumeDecibels ?? 0) + 0.92) < 0.1 }
+            }
+            #expect(try await daemon.playerctl("volume") == "0.900000")
+        }
+    }
+
     @Test func replayGainEvensOutTheLevelByTrackOrAlbumAndIsKept() async throws {
         let library = try await GeneratedLibrary.make(formats: [.ogg])
         defer { library.remove() }

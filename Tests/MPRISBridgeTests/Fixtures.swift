@@ -260,7 +260,10 @@ struct DaemonFixture: Sendable {
     }
 
     /// Runs Python/bridge_client.py with `operations`; one output line per operation.
-    func client(_ operations: String...) async throws -> [String] {
+    func client(_ operations: String...) async throws -> [String] { try await client(operations) }
+
+    /// Runs Python/bridge_client.py with `operations`; one output line per operation.
+    func client(_ operations: [String]) async throws -> [String] {
         let output = try await bus.run(
             PrivateBus.systemPython, [pythonScript("bridge_client.py"), Self.busName] + operations)
         guard output.succeeded else { throw ChildProcessError.nonZeroExit(output) }

@@ -369,6 +369,21 @@ extension [PlayerEffect] {
         #expect(resumed.startRequest?.load == nil, "still loaded: only played again")
     }
 
+    @Test func aVolumeAMixerSetIsShownAndSavedButNotSentBackToTheEngine() {
+        var p = Driver(tracks("a"), observed: true)
+        p.playing()
+        let effects = p.send(.engineEvent(.volumeChanged(0.25)))
+        #expect(p.core.volume == 0.25)
+        #expect(effects.contains { if case .showVolume(0.25) = $0 { true } else { false } })
+        #expect(!effects.contains { if case .setEngineVolume = $0 { true } else { false } })
+        #expect(effects.contains { if case .notifyObservers(let snapshot) = $0 { snapshot.volume == 0.25 } else { false } })
+        // Out of range or not a number: clamped, or ignored.
+        p.send(.engineEvent(.volumeChanged(20)))
+        #expect(p.core.volume == 10)
+        p.send(.engineEvent(.volumeChanged(.nan)))
+        #expect(p.core.volume == 10)
+    }
+
     @Test func theSnapshotIsAPureReadThatSharesTheEntriesUntilTheQueueChanges() {
         var p = Driver(tracks("a", "b"))
         let first = p.core.snapshot(at: p.now)

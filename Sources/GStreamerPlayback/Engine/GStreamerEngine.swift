@@ -73,6 +73,8 @@ public final class GStreamerEngine: PlaybackEngine {
         control.withLock { $0.replayGain = replayGain }
         if let output, playbin.canSelectOutput { playbin.selectOutput(output.device) }
         (events, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self)
+        let continuation = self.continuation
+        playbin.onVolumeChangedOutside { continuation.yield(.volumeChanged($0)) }
         let handover = self.handover
         playbin.start(
             onMessage: { [weak self] message in self?.handle(message) },

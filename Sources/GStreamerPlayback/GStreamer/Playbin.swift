@@ -90,7 +90,8 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         // later gets it as it is added.
         cgst_for_each_element(binPointer(sink), giveStreamRole, nil)
         cgst_for_each_element(binPointer(sink), paceElement, nil)
-        outputChoice.volume.withLock { VolumePlacement.apply($0, in: binPointer(sink)) }
+        outputChoice.applyVolume(in: binPointer(sink))
+        cgst_for_each_element(binPointer(sink), followStreamVolume, Unmanaged.passUnretained(outputChoice).toOpaque())
         _ = cgst_connect(
             gpointer(sink), "deep-element-added", unsafeBitCast(sinkElementAdded, to: GCallback.self),
             Unmanaged.passRetained(outputChoice).toOpaque(), releaseOutputChoice)
@@ -422,12 +423,15 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         set { changeVolume { $0.isMuted = newValue } }
     }
 
+    /// Called on a streaming thread with the linear volume a mixer gave the output's stream
+    /// (the sound server's per-application volume); ``volume`` already reads it.
+    func onVolumeChangedOutside(_ report: @escaping @Sendable (Double) -> Void) {
+        outputChoice.onVolumeChangedOutside.withLock { $0 = report }
+    }
+
     /// Changes the chosen volume and applies it where it belongs (`VolumePlacement`).
     private func changeVolume(_ change: (inout ChosenVolume) -> Void) {
-        outputChoice.volume.withLock { chosen in
-            change(&chosen)
-            VolumePlacement.apply(chosen, in: binPointer(sink))
-        }
+        outputChoice.applyVolume(in: binPointer(sink), change)
     }
 
     /// Posts ``BusMessage/marker(_:)`` with `value` (≥ 0) behind every message already posted.
