@@ -77,12 +77,12 @@ let package = Package(
         .executableTarget(
             name: "ios-audio-app-example", dependencies: ["MediaPlayer"], path: "Examples/iOSAudioApp",
             resources: [.copy("Artwork.png")]),
-        // GStreamer core and the discoverer from plugins-base, imported through a shim header.
-        .systemLibrary(
-            name: "CGStreamer",
-            pkgConfig: "gstreamer-pbutils-1.0",
-            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
-        ),
+        // GStreamer core and the discoverer from plugins-base, imported through a shim header, and
+        // loaded on first use: the binary does not link them (Sources/CGStreamer/Loader.c), so a
+        // start maps none of their libraries. Their headers are found through include/gst, a link
+        // to /usr/include/gstreamer-1.0/gst (libgstreamer1.0-dev, libgstreamer-plugins-base1.0-dev),
+        // GLib's through CGLib.
+        .target(name: "CGStreamer", dependencies: ["CGLib"], linkerSettings: [.linkedLibrary("dl")]),
         // SQLite 3, for the music library's persisted index.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The player of any engine, in pure Swift (no C, no GStreamer): the engine protocol, the
@@ -101,7 +101,8 @@ let package = Package(
             // The HTTP server the streaming tests run with /usr/bin/python3.
             exclude: ["Python"]),
         // TagLib (C++), behind a C header of the few calls made: Swift needs no C++ interop.
-        .target(name: "CTagLib", linkerSettings: [.linkedLibrary("tag")]),
+        // Loaded on first use, as GStreamer is (Sources/CTagLib/Loader.cpp): only a scan reads tags.
+        .target(name: "CTagLib", linkerSettings: [.linkedLibrary("dl")]),
         // Reads and writes audio files' tags, length and pictures with TagLib.
         .target(name: "AudioTags", dependencies: ["CTagLib"]),
         .testTarget(name: "AudioTagsTests", dependencies: ["AudioTags", "ProcessTestSupport", "TestMedia"]),

@@ -86,10 +86,18 @@ public enum AudioTagsError: Error, Sendable, Equatable, CustomStringConvertible 
 ///
 /// Calls are synchronous and safe from any thread at once: each works on its own file handle.
 public enum AudioTags {
+    /// Why TagLib could not be loaded, nil once it is: the binary loads it on first use.
+    private static let loadFailure: String? = {
+        var message = [CChar](repeating: 0, count: 512)
+        guard ctaglib_load(&message, message.count) == 0 else { return nil }
+        return "TagLib could not be loaded: " + String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }()
+
     /// Reads the regular file at `path`. Its format is told by its content, never its name.
     ///
     /// - Parameter pictures: also read the embedded pictures (their bytes are copied).
     public static func read(_ path: String, pictures: Bool = false) throws(AudioTagsError) -> AudioFileTags {
+        if let loadFailure { throw .unreadable(path: path, reason: loadFailure) }
         // Non-blocking, so that a FIFO put in the library cannot hold the reader.
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
@@ -141,6 +149,7 @@ public enum AudioTags {
     /// Replaces every tag of the file at `path` with `properties` (TagLib's unified keys; a key
     /// given several times gets several values) and saves the file.
     public static func write(_ properties: [(key: String, value: String)], to path: String) throws(AudioTagsError) {
+        if let loadFailure { throw .unreadable(path: path, reason: loadFailure) }
         guard access(path, R_OK | W_OK) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
         let keys = properties.map { strdup($0.key) }
         let values = properties.map { strdup($0.value) }

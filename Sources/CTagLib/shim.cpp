@@ -3,6 +3,7 @@
 #include "ctaglib.h"
 
 #include <cstring>
+#include <cxxabi.h>
 #include <exception>
 #include <unistd.h>
 
@@ -22,24 +23,46 @@
 #include <taglib/aifffile.h>
 #include <taglib/xiphcomment.h>
 
+// The binary does not link TagLib: its functions are trampolines (Trampolines.S) that load it on
+// first use, and the type information the casts below need is found in it then (Loader.cpp).
+
+extern "C" const void *ctaglib_type_info(int index);
+
 namespace {
 
+#define CTAGLIB_FUNCTION(symbol)
+#define CTAGLIB_TYPE(name, symbol) name,
+enum Type {
+#include "functions.h"
+};
+#undef CTAGLIB_FUNCTION
+#undef CTAGLIB_TYPE
+
+/// `object`, whose static type is `source`, as a `Target` (type `target`) if it is one: what
+/// `dynamic_cast<Target *>(object)` does, which would link TagLib's type information.
+template <typename Target, typename Source> Target *as(Source *object, Type source, Type target) {
+    if (!object) return nullptr;
+    return static_cast<Target *>(abi::__dynamic_cast(
+        object, static_cast<const abi::__class_type_info *>(ctaglib_type_info(source)),
+        static_cast<const abi::__class_type_info *>(ctaglib_type_info(target)), -1));
+}
+
 const char *mimeType(TagLib::File *file) {
-    if (dynamic_cast<TagLib::MPEG::File *>(file)) return "audio/mpeg";
-    if (dynamic_cast<TagLib::Ogg::Vorbis::File *>(file) || dynamic_cast<TagLib::Ogg::Opus::File *>(file) ||
-        dynamic_cast<TagLib::Ogg::FLAC::File *>(file) || dynamic_cast<TagLib::Ogg::Speex::File *>(file))
+    if (as<TagLib::MPEG::File>(file, TypeFile, TypeMPEGFile)) return "audio/mpeg";
+    if (as<TagLib::Ogg::Vorbis::File>(file, TypeFile, TypeVorbisFile) || as<TagLib::Ogg::Opus::File>(file, TypeFile, TypeOggOpusFile) ||
+        as<TagLib::Ogg::FLAC::File>(file, TypeFile, TypeOggFLACFile) || as<TagLib::Ogg::Speex::File>(file, TypeFile, TypeOggSpeexFile))
         return "audio/ogg";
-    if (dynamic_cast<TagLib::FLAC::File *>(file)) return "audio/x-flac";
-    if (dynamic_cast<TagLib::RIFF::WAV::File *>(file)) return "audio/x-wav";
-    if (dynamic_cast<TagLib::RIFF::AIFF::File *>(file)) return "audio/x-aiff";
-    if (dynamic_cast<TagLib::MP4::File *>(file)) return "audio/mp4";
+    if (as<TagLib::FLAC::File>(file, TypeFile, TypeFLACFile)) return "audio/x-flac";
+    if (as<TagLib::RIFF::WAV::File>(file, TypeFile, TypeRIFFWAVFile)) return "audio/x-wav";
+    if (as<TagLib::RIFF::AIFF::File>(file, TypeFile, TypeRIFFAIFFFile)) return "audio/x-aiff";
+    if (as<TagLib::MP4::File>(file, TypeFile, TypeMP4File)) return "audio/mp4";
     return "";
 }
 
 void id3v2Pictures(TagLib::ID3v2::Tag *tag, ctaglib_picture_fn onPicture, void *context) {
     if (!tag) return;
     for (auto *frame : tag->frameList("APIC")) {
-        auto *picture = dynamic_cast<TagLib::ID3v2::AttachedPictureFrame *>(frame);
+        auto *picture = as<TagLib::ID3v2::AttachedPictureFrame>(frame, TypeID3v2Frame, TypeID3v2AttachedPictureFrame);
         if (!picture) continue;
         const TagLib::ByteVector &data = picture->picture();
         onPicture(context, picture->mimeType().toCString(true), data.data(), data.size(), picture->type());
@@ -54,15 +77,15 @@ void flacPictures(const TagLib::List<TagLib::FLAC::Picture *> &pictures, ctaglib
 }
 
 void pictures(TagLib::File *file, ctaglib_picture_fn onPicture, void *context) {
-    if (auto *mpeg = dynamic_cast<TagLib::MPEG::File *>(file)) {
+    if (auto *mpeg = as<TagLib::MPEG::File>(file, TypeFile, TypeMPEGFile)) {
         id3v2Pictures(mpeg->ID3v2Tag(false), onPicture, context);
-    } else if (auto *flac = dynamic_cast<TagLib::FLAC::File *>(file)) {
+    } else if (auto *flac = as<TagLib::FLAC::File>(file, TypeFile, TypeFLACFile)) {
         flacPictures(flac->pictureList(), onPicture, context);
-    } else if (auto *wav = dynamic_cast<TagLib::RIFF::WAV::File *>(file)) {
+    } else if (auto *wav = as<TagLib::RIFF::WAV::File>(file, TypeFile, TypeRIFFWAVFile)) {
         if (wav->hasID3v2Tag()) id3v2Pictures(wav->ID3v2Tag(), onPicture, context);
-    } else if (auto *aiff = dynamic_cast<TagLib::RIFF::AIFF::File *>(file)) {
+    } else if (auto *aiff = as<TagLib::RIFF::AIFF::File>(file, TypeFile, TypeRIFFAIFFFile)) {
         if (aiff->hasID3v2Tag()) id3v2Pictures(aiff->tag(), onPicture, context);
-    } else if (auto *mp4 = dynamic_cast<TagLib::MP4::File *>(file)) {
+    } else if (auto *mp4 = as<TagLib::MP4::File>(file, TypeFile, TypeMP4File)) {
         auto *tag = mp4->tag();
         if (!tag || !tag->contains("covr")) return;
         for (const auto &art : tag->item("covr").toCoverArtList()) {
@@ -71,7 +94,7 @@ void pictures(TagLib::File *file, ctaglib_picture_fn onPicture, void *context) {
             const TagLib::ByteVector &data = art.data();
             onPicture(context, mime, data.data(), data.size(), 3);
         }
-    } else if (auto *xiph = dynamic_cast<TagLib::Ogg::XiphComment *>(file->tag())) {
+    } else if (auto *xiph = as<TagLib::Ogg::XiphComment>(file->tag(), TypeTag, TypeOggXiphComment)) {
         flacPictures(xiph->pictureList(), onPicture, context);
     }
 }

@@ -64,8 +64,10 @@ func absolute(_ path: String) -> String {
 }
 
 struct Serve: AsyncParsableCommand {
+    // Named here: ArgumentParser otherwise derives the name from the type's by reflection, at
+    // every start (Benchmarks/README.md, "Start-up: exec → bus name").
     static let configuration = CommandConfiguration(
-        abstract: "Serve the library as an MPRIS player (the default).")
+        commandName: "serve", abstract: "Serve the library as an MPRIS player (the default).")
 
     @OptionGroup var libraryOptions: LibraryOptions
 
@@ -308,6 +310,7 @@ struct ResumeLength: ExpressibleByArgument, Sendable {
 
 struct Scan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "scan",
         abstract: "Index the library (only what changed since the last scan) and print a summary.")
 
     @OptionGroup var libraryOptions: LibraryOptions

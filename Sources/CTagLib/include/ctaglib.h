@@ -35,6 +35,13 @@ typedef enum ctaglib_result {
     CTAGLIB_NOT_SAVED = 3,
 } ctaglib_result;
 
+/// Loads TagLib, unless done already: the binary does not link it, so that a start that reads no
+/// tags does not map it. Returns 1 once loaded; 0 if the library or a function is missing, with
+/// the dynamic linker's reason in `message` (at most `message_size` bytes, NUL included). The
+/// functions below load it all the same, and end the process with that reason on standard
+/// error if they cannot.
+int ctaglib_load(char *message, size_t message_size);
+
 /// Reads the open file `descriptor`, which it closes: its format from its content (never its
 /// name), its audio properties into `audio`, its container's media type (at most `mime_size`
 /// bytes, NUL included) into `mime`, each tag value through `on_property` and, when

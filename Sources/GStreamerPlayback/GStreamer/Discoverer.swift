@@ -472,6 +472,7 @@ private func consumeMessage(_ error: UnsafeMutablePointer<GError>?) -> String? {
 /// `gst_init_check`, once per process. Playback may initialise GStreamer too; calling
 /// `gst_init_check` again is harmless.
 private let discovererGStreamerInitialization: Result<Void, DiscovererError> = {
+    if let failure = GStreamerLibrary.loadFailure { return .failure(.initializationFailed(failure)) }
     var error: UnsafeMutablePointer<GError>?
     if gst_init_check(nil, nil, &error) != 0 {
         consumeMessage(error)

@@ -11,7 +11,17 @@ import Playback
 
 /// GStreamer's process-wide initialisation, done once (`gst_init`), on first use.
 enum GStreamerLibrary {
+    /// Why GStreamer's libraries could not be loaded, nil once they are: the binary does not link
+    /// them, they are loaded here, at the first use (Sources/CGStreamer/Loader.c).
+    static let loadFailure: String? = {
+        var message = [CChar](repeating: 0, count: 512)
+        guard cgst_load(&message, message.count) == 0 else { return nil }
+        return "its libraries could not be loaded ("
+            + String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + ")"
+    }()
+
     private static let initialization: String? = {
+        if let loadFailure { return loadFailure }
         var error: UnsafeMutablePointer<GError>?
         if gst_init_check(nil, nil, &error) != 0 { return nil }
         return takeMessage(error) ?? "gst_init failed"

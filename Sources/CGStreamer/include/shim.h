@@ -5,12 +5,25 @@
 // cannot import GLib's variadic functions or GStreamer's function-like
 // macros, so the static inline functions below stand in for the few that
 // Sources/GStreamerPlayback needs.
+//
+// The binary does not link GStreamer: every GStreamer and GObject function called here is a
+// trampoline of this target (functions.h) that loads the libraries on first use, so a daemon
+// that never plays never maps them. Only functions may be used, never exported variables
+// (GST_TYPE_STRUCTURE, G_PARAM_SPEC_INT64 and such macros read one): a variable cannot be
+// reached through a trampoline, and the link then fails on it.
 #include <gst/gst.h>
 #include <gst/pbutils/pbutils.h>
 #include <gst/base/gsttypefindhelper.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/// Loads GStreamer's libraries and resolves every function this module calls, unless done
+/// already. Returns 1 once loaded; 0 if a library or a function is missing, with the reason
+/// (the dynamic linker's) in `message` (at most `size` bytes, NUL included). A GStreamer
+/// function called without this loads them all the same, and ends the process with that
+/// reason on standard error if it cannot.
+int cgst_load(char *message, size_t size);
 
 // Playback
 //
@@ -138,7 +151,7 @@ static inline gboolean cgst_is_bin(gpointer object) { return object != NULL && G
 /// unless its properties name a role already. Does nothing to other elements.
 static inline void cgst_set_stream_role(GstElement *element, const gchar *role) {
     GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), "stream-properties");
-    if (spec == NULL || spec->value_type != GST_TYPE_STRUCTURE) return;
+    if (spec == NULL || spec->value_type != gst_structure_get_type()) return;
     GstStructure *properties = NULL;
     g_object_get(element, "stream-properties", &properties, NULL);
     if (properties != NULL && gst_structure_has_field(properties, "media.role")) {
@@ -289,7 +302,8 @@ static inline gboolean cgst_set_int64_if_default(gpointer object, const gchar *n
     if (spec == NULL || spec->value_type != G_TYPE_INT64 || !(spec->flags & G_PARAM_WRITABLE)) return FALSE;
     gint64 current = 0;
     g_object_get(object, name, &current, NULL);
-    if (current != G_PARAM_SPEC_INT64(spec)->default_value) return FALSE;
+    // The spec of a G_TYPE_INT64 property is a GParamSpecInt64 (G_PARAM_SPEC_INT64 would read a variable).
+    if (current != ((GParamSpecInt64 *)spec)->default_value) return FALSE;
     g_object_set(object, name, value, NULL);
     return TRUE;
 }
