@@ -4,7 +4,8 @@ import MediaRemote
 import Synchronization
 
 /// Gives back the resident memory a quiet daemon does not use: once it is ready, after each
-/// rescan, and whenever playback has stopped or paused for ``quietDelay``.
+/// rescan, and whenever playback has stopped or paused for ``quietDelay``; paused for
+/// ``outputReleaseDelay``, the audio output too.
 ///
 /// Most of a paused daemon's resident set is not its heap but pages of its executable and of
 /// the libraries it maps (the Swift runtime, FoundationEssentials, SQLite, GStreamer and its
@@ -19,20 +20,37 @@ final class ResidentMemory: Sendable {
     /// at once by play (a double press, a remote toggling) trims nothing.
     static let quietDelay = Duration.milliseconds(500)
 
+    /// How long playback must have stayed paused before the audio output is released (the
+    /// engine's pipeline torn down, the position kept): the sound server's stream and
+    /// connection, the decoders, their buffers and streaming threads, about 1.5 MB. Playing
+    /// again then makes the pipeline anew at the position, which costs milliseconds (see
+    /// Benchmarks/README.md, "Memory while paused"); a shorter pause costs nothing.
+    static let outputReleaseDelay = Duration.milliseconds(1500)
+
     private let nowPlaying: NowPlayingInfoCenter
+    /// Releases the engine's output if it is paused; true if it did.
+    private let releaseOutput: @Sendable () async -> Bool
     /// The trim waiting for its delay, if any.
     private let pending = Mutex<Task<Void, Never>?>(nil)
 
-    init(nowPlaying: NowPlayingInfoCenter) {
+    init(nowPlaying: NowPlayingInfoCenter, releaseOutput: @escaping @Sendable () async -> Bool = { false }) {
         self.nowPlaying = nowPlaying
+        self.releaseOutput = releaseOutput
     }
 
-    /// Trims after ``quietDelay``, unless playing then; a trim already waiting waits anew.
+    /// Trims after ``quietDelay``, unless playing then; still paused after
+    /// ``outputReleaseDelay``, releases the output and trims again. A trim already waiting
+    /// waits anew.
     func trimWhenQuiet() {
-        let task = Task { [nowPlaying] in
+        let task = Task { [nowPlaying, releaseOutput] in
             try? await Task.sleep(for: Self.quietDelay)
             guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState != .playing else { return }
             Self.trim()
+            guard nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
+            try? await Task.sleep(for: Self.outputReleaseDelay - Self.quietDelay)
+            guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
+            // A task of its own, never cancelled: an engine call cancelled midway stops the engine.
+            if await Task(operation: releaseOutput).value { Self.trim() }
         }
         pending.withLock { $0?.cancel(); $0 = task }
     }
