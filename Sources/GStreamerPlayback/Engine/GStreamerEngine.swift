@@ -304,7 +304,7 @@ public final class GStreamerEngine: PlaybackEngine {
     }
 
     /// Releases the audio output and everything else the pipeline holds (the sound server's
-    /// stream and connection, decoders, buffers, streaming threads) while a local file stays
+    /// stream, connection and main loop, decoders, buffers, streaming threads) while a local file stays
     /// paused: the pipeline is torn down and the position kept. Nothing shows outside: the
     /// state stays paused, ``position`` and ``duration`` keep their values, a seek moves the
     /// kept position, and ``play()`` makes the pipeline again at the position first (a preroll
@@ -325,6 +325,7 @@ public final class GStreamerEngine: PlaybackEngine {
                 else { return }
                 let duration = playbin.duration
                 teardown(&control)
+                playbin.closeMainLoopKeeper()
                 control.released = ReleasedItem(position: position, duration: duration)
                 released.withLock { $0 = true }
             }
@@ -378,6 +379,8 @@ public final class GStreamerEngine: PlaybackEngine {
     ) async throws(PlaybackError) {
         let (waiter, rate) = try withControl { control throws(PlaybackError) in
             teardown(&control)
+            // Closed while released (`releaseOutput()`).
+            playbin.openMainLoopKeeper()
             playbin.renewAudioFilter(replayGain: control.replayGain)
             setCurrent(url, &control)
             control.isActive = true
