@@ -22,10 +22,15 @@ final class ResidentMemory: Sendable {
 
     /// How long playback must have stayed paused before the audio output is released (the
     /// engine's pipeline torn down, the position kept): the sound server's stream and
-    /// connection, the decoders, their buffers and streaming threads, about 1.5 MB. Playing
-    /// again then makes the pipeline anew at the position, which costs milliseconds (see
-    /// Benchmarks/README.md, "Memory while paused"); a shorter pause costs nothing.
-    static let outputReleaseDelay = Duration.milliseconds(1500)
+    /// connection, the decoders, their buffers and streaming threads, about 0.8 MB and four
+    /// threads. Playing again then makes the pipeline anew at the position: the sound comes
+    /// about 13 ms later than from a corked stream (see Benchmarks/README.md, "Memory while
+    /// paused"). A shorter pause costs nothing.
+    static let outputReleaseDelay = Duration.seconds(1)
+    /// How long after releasing the output the trim waits: GLib's thread pool keeps each
+    /// streaming thread the pipeline stopped for half a second before it exits, and an exiting
+    /// thread maps code again (about 1 MB).
+    static let releaseSettleDelay = Duration.milliseconds(600)
 
     private let nowPlaying: NowPlayingInfoCenter
     /// Releases the engine's output if it is paused; true if it did.
@@ -39,8 +44,8 @@ final class ResidentMemory: Sendable {
     }
 
     /// Trims after ``quietDelay``, unless playing then; still paused after
-    /// ``outputReleaseDelay``, releases the output and trims again. A trim already waiting
-    /// waits anew.
+    /// ``outputReleaseDelay``, releases the output and trims again ``releaseSettleDelay``
+    /// later. A trim already waiting waits anew.
     func trimWhenQuiet() {
         let task = Task { [nowPlaying, releaseOutput] in
             try? await Task.sleep(for: Self.quietDelay)
@@ -50,7 +55,10 @@ final class ResidentMemory: Sendable {
             try? await Task.sleep(for: Self.outputReleaseDelay - Self.quietDelay)
             guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
             // A task of its own, never cancelled: an engine call cancelled midway stops the engine.
-            if await Task(operation: releaseOutput).value { Self.trim() }
+            guard await Task(operation: releaseOutput).value else { return }
+            try? await Task.sleep(for: Self.releaseSettleDelay)
+            guard !Task.isCancelled else { return }
+            Self.trim()
         }
         pending.withLock { $0?.cancel(); $0 = task }
     }
