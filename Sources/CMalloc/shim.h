@@ -39,12 +39,20 @@ static inline int cmalloc_release_object_pages(struct cmalloc_phdr_info *info, s
             if (dyn->d_tag == DT_FLAGS && (dyn->d_un.d_val & DF_TEXTREL)) return 0;
         }
     }
+    // The ranges are gathered before any is unmapped: the program headers are in the first
+    // segment, and reading them after it was unmapped would map 64 KB of it again.
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+    uintptr_t ranges[32][2];
+    int count = 0;
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum && count < 32; i++) {
         const ElfW(Phdr) *phdr = &info->dlpi_phdr[i];
         if (phdr->p_type != PT_LOAD || (phdr->p_flags & PF_W) || !(phdr->p_flags & PF_R)) continue;
-        uintptr_t start = (info->dlpi_addr + phdr->p_vaddr) & ~(page - 1);
-        uintptr_t end = (info->dlpi_addr + phdr->p_vaddr + phdr->p_memsz + page - 1) & ~(page - 1);
+        ranges[count][0] = (info->dlpi_addr + phdr->p_vaddr) & ~(page - 1);
+        ranges[count][1] = (info->dlpi_addr + phdr->p_vaddr + phdr->p_memsz + page - 1) & ~(page - 1);
+        count++;
+    }
+    for (int i = 0; i < count; i++) {
+        uintptr_t start = ranges[i][0], end = ranges[i][1];
         if (end > start && madvise((void *)start, end - start, MADV_DONTNEED) == 0) *(size_t *)data += end - start;
     }
     return 0;
