@@ -304,11 +304,11 @@ public final class GStreamerEngine: PlaybackEngine {
     }
 
     /// Releases the audio output and everything else the pipeline holds (the sound server's
-    /// stream, connection and main loop, decoders, buffers, streaming threads) while a local file stays
-    /// paused: the pipeline is torn down and the position kept. Nothing shows outside: the
-    /// state stays paused, ``position`` and ``duration`` keep their values, a seek moves the
-    /// kept position, and ``play()`` makes the pipeline again at the position first (a preroll
-    /// and a seek: milliseconds for a local file) and then plays.
+    /// stream, connection and main loop, the decoders, their buffers and streaming threads)
+    /// while a local file stays paused: the pipeline is torn down and the position kept.
+    /// Nothing shows outside: the state stays paused, ``position`` and ``duration`` keep their
+    /// values, a seek moves the kept position, and ``play()`` makes the pipeline again at the
+    /// position first (a preroll and a seek: about 10 ms for a local file) and then plays.
     ///
     /// Does nothing (returns false) unless the engine is paused by a call on a seekable
     /// `file://` item: not while playing, stopped, interrupted (the sound server ends an
