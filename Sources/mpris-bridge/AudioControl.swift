@@ -86,6 +86,15 @@ final class AudioControl: Sendable {
         return engine
     }
 
+    /// Releases the engine's audio output and pipeline while it stays paused (see
+    /// `GStreamerEngine.releaseOutput()`); true if it did.
+    func releaseOutput() async -> Bool {
+        guard let engine = state.withLock({ $0.engine }) else { return false }
+        let released = await engine.releaseOutput()
+        if released { logger.debug("paused: the audio output is released until playing again") }
+        return released
+    }
+
     private func applyReplayGain(_ mode: AudioSession.ReplayGainMode) async throws {
         if let engine = state.withLock({ $0.engine }) {
             try await engine.setReplayGain(ReplayGainMode(mode))

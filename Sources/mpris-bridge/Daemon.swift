@@ -90,7 +90,7 @@ enum Daemon {
         // Idle MPD clients hear of every change, a rescan's included.
         let mpdChanges = MPDChanges()
         // What starting, a rescan or playback touched, given back once quiet.
-        let residentMemory = ResidentMemory(nowPlaying: nowPlaying)
+        let residentMemory = ResidentMemory(nowPlaying: nowPlaying, releaseOutput: { await audio.releaseOutput() })
         let rescan = LibraryRescan(
             settings: settings, logger: logger, player: player, library: library, tree: tree, mpdChanges: mpdChanges,
             residentMemory: residentMemory)

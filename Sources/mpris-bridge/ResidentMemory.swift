@@ -4,7 +4,8 @@ import MediaRemote
 import Synchronization
 
 /// Gives back the resident memory a quiet daemon does not use: once it is ready, after each
-/// rescan, and whenever playback has stopped or paused for ``quietDelay``.
+/// rescan, and whenever playback has stopped or paused for ``quietDelay``; paused for
+/// ``outputReleaseDelay``, the audio output too.
 ///
 /// Most of a paused daemon's resident set is not its heap but pages of its executable and of
 /// the libraries it maps (the Swift runtime, FoundationEssentials, SQLite, GStreamer and its
@@ -19,19 +20,44 @@ final class ResidentMemory: Sendable {
     /// at once by play (a double press, a remote toggling) trims nothing.
     static let quietDelay = Duration.milliseconds(500)
 
+    /// How long playback must have stayed paused before the audio output is released (the
+    /// engine's pipeline torn down, the position kept): the sound server's stream and
+    /// connection, the decoders, their buffers and streaming threads, about 0.8 MB and four
+    /// threads. Playing again then makes the pipeline anew at the position: the sound comes
+    /// about 13 ms later than from a corked stream (see Benchmarks/README.md, "Memory while
+    /// paused"). A shorter pause costs nothing.
+    static let outputReleaseDelay = Duration.seconds(1)
+    /// How long after releasing the output the trim waits: GLib's thread pool keeps each
+    /// streaming thread the pipeline stopped for half a second before it exits, and an exiting
+    /// thread maps code again (about 1 MB).
+    static let releaseSettleDelay = Duration.milliseconds(600)
+
     private let nowPlaying: NowPlayingInfoCenter
+    /// Releases the engine's output if it is paused; true if it did.
+    private let releaseOutput: @Sendable () async -> Bool
     /// The trim waiting for its delay, if any.
     private let pending = Mutex<Task<Void, Never>?>(nil)
 
-    init(nowPlaying: NowPlayingInfoCenter) {
+    init(nowPlaying: NowPlayingInfoCenter, releaseOutput: @escaping @Sendable () async -> Bool = { false }) {
         self.nowPlaying = nowPlaying
+        self.releaseOutput = releaseOutput
     }
 
-    /// Trims after ``quietDelay``, unless playing then; a trim already waiting waits anew.
+    /// Trims after ``quietDelay``, unless playing then; still paused after
+    /// ``outputReleaseDelay``, releases the output and trims again ``releaseSettleDelay``
+    /// later. A trim already waiting waits anew.
     func trimWhenQuiet() {
-        let task = Task { [nowPlaying] in
+        let task = Task { [nowPlaying, releaseOutput] in
             try? await Task.sleep(for: Self.quietDelay)
             guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState != .playing else { return }
+            Self.trim()
+            guard nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
+            try? await Task.sleep(for: Self.outputReleaseDelay - Self.quietDelay)
+            guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
+            // A task of its own, never cancelled: an engine call cancelled midway stops the engine.
+            guard await Task(operation: releaseOutput).value else { return }
+            try? await Task.sleep(for: Self.releaseSettleDelay)
+            guard !Task.isCancelled else { return }
             Self.trim()
         }
         pending.withLock { $0?.cancel(); $0 = task }
@@ -53,10 +79,18 @@ final class ResidentMemory: Sendable {
     /// Returns the heap's free pages (`malloc_trim`) and unmaps the pages of the executable's
     /// and libraries' segments that are never written (code, read-only data): the dynamic
     /// loader's list of objects says where they are, and a page the loader relocated is in a
-    /// writable segment, which stays. These are pages the kernel may drop itself under memory
-    /// pressure; this drops them now.
+    /// writable segment, which stays; so do written pages of the constant data in one
+    /// (``constantData``). These are pages the kernel may drop itself under memory pressure;
+    /// this drops them now.
     static func trim() {
         _ = malloc_trim(0)
         _ = cmalloc_release_code_pages()
+        _ = cmalloc_release_unwritten_pages(constantData)
     }
+
+    /// The executable's `.rodata` when the linker put it in a writable segment, as it does for
+    /// Swift's object files, which mark theirs writable: 2 MB of constant data, of which a
+    /// paused daemon held 1.2 MB that ``trim()`` left alone (written pages are kept; see
+    /// `cmalloc_release_unwritten_pages`). Read once from the executable's section headers.
+    private static let constantData = cmalloc_writable_constant_data()
 }

@@ -88,6 +88,34 @@ import Testing
         }
     }
 
+    @Test func aLongPauseReleasesTheOutputAndPlayGoesOnFromWhereItStopped() async throws {
+        try await withDaemonOnSoundServer { daemon, server in
+            let watcher = try await startPlaying(daemon)
+            defer { watcher.kill() }
+            _ = try await daemon.playerctl("pause")
+            _ = try await watcher.waitForLine { $0.contains("PlaybackStatus=Paused") }
+            let heldAt = try await daemon.playerctl("position")
+            // Paused for a while, the daemon gives the sound server's stream up.
+            try await waitUntil(server, timeout: .seconds(20)) { streams in !streams.contains { $0.role == "music" } }
+            #expect(try await daemon.playerctl("status") == "Paused")
+            #expect(try await daemon.playerctl("position") == heldAt)
+
+            let resumed = ContinuousClock.now
+            _ = try await daemon.playerctl("play")
+            _ = try await watcher.waitForLine { $0.contains("PlaybackStatus=Playing") }
+            let since = (ContinuousClock.now - resumed) / .seconds(1)
+            let held = try #require(Double(heldAt))
+            let position = try await daemon.position()
+            #expect(position >= held && position <= held + since + 0.5, "paused at \(held) s, then \(position) s")
+            #expect(try await server.streams().filter { $0.role == "music" }.map(\.isCorked) == [false])
+            // A seek now is the first Seeked: resuming said none.
+            #expect(!watcher.capturedStdout.contains("seeked "), "\(watcher.capturedStdout)")
+            _ = try await daemon.playerctl("position", "9")
+            let seeked = try await watcher.waitForLine { $0.hasPrefix("seeked ") }
+            #expect(seeked.hasPrefix("seeked 9"), "\(seeked)")
+        }
+    }
+
     /// Starts the daemon's watcher (signals, line by line) and playback, and returns the watcher
     /// once the player says Playing.
     private func startPlaying(_ daemon: DaemonFixture) async throws -> ChildProcess {

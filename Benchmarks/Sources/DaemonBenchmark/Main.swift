@@ -69,9 +69,11 @@ struct Arguments: BenchmarkArguments {
             options.activityWindow = .seconds(2)
             options.playingTime = .seconds(2)
             // Not shorter: the daemon gives back its memory 0.5 s after it became ready or
-            // paused (mpris-bridge's `ResidentMemory`), and the memory and the quiet windows
-            // are read after that.
-            options.settleTime = .seconds(1)
+            // paused, releases the audio output 1 s after a pause and gives back again 0.6 s
+            // later (mpris-bridge's `ResidentMemory`), and the memory and the quiet windows are
+            // read after that. Not 2 s either: Swift's pool threads woke 2-4 times between 2 s
+            // and 4 s after a pause (with or without the release), and not from 3 s on.
+            options.settleTime = .seconds(3)
         }
         if let starts { options.starts = starts }
         if let plays { options.plays = plays }
@@ -100,8 +102,9 @@ struct Options: Sendable {
     var activityWindow: Duration = .seconds(5)
     /// How long the daemon plays before its memory is read.
     var playingTime: Duration = .seconds(3)
-    /// A pause between a change (ready, pause) and a measurement of the state it led to.
-    var settleTime: Duration = .seconds(1)
+    /// A pause between a change (ready, pause) and a measurement of the state it led to: what
+    /// the daemon does once quiet is over 1.6 s after a pause (see `--quick`'s).
+    var settleTime: Duration = .seconds(3)
 
     /// Benchmarks/, from this file's path.
     static let packageFolder: String = {

@@ -30,6 +30,16 @@ struct Control: Sendable {
     var reported = Reported()
     /// Calls waiting for the bus.
     var waiters: [Waiter] = []
+    /// Set while the current item is paused with its pipeline torn down
+    /// (`GStreamerEngine.releaseOutput()`): `isActive` stays true and `target` paused, and
+    /// play, seek and the position use this until the pipeline is made again.
+    var released: ReleasedItem?
+}
+
+/// Where a paused item whose pipeline was released stands.
+struct ReleasedItem: Sendable {
+    var position: Duration
+    var duration: Duration?
 }
 
 /// One run of the pipeline, from a teardown to the next: everything here starts afresh.

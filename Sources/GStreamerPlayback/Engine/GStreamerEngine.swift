@@ -119,7 +119,11 @@ public final class GStreamerEngine: PlaybackEngine {
                 (control.isActive, control.current)
             }
             guard let current else { throw Self.notLoaded }
-            if !isActive { try await preroll(current, announcing: false, at: nil) }
+            if !isActive {
+                try await preroll(current, announcing: false, at: nil)
+            } else if let released = control.withLock({ $0.released }) {
+                try await restore(current, released)
+            }
             try await start(.playing)
         }
     }
@@ -132,7 +136,7 @@ public final class GStreamerEngine: PlaybackEngine {
             guard let current else { throw Self.notLoaded }
             if !isActive {
                 try await preroll(current, announcing: false, at: nil)
-            } else {
+            } else if control.withLock({ $0.released == nil }) {
                 try await start(.paused)
             }
         }
@@ -153,15 +157,21 @@ public final class GStreamerEngine: PlaybackEngine {
             throw PlaybackError(kind: .invalidArgument, url: nil, message: "Cannot seek to a negative position \(position)")
         }
         try await perform { () throws(PlaybackError) in
-            let rate = try withControl { control throws(PlaybackError) in
+            let rate = try withControl { control throws(PlaybackError) -> Double? in
                 guard control.isActive else { throw Self.notLoaded }
-                if let duration = playbin.duration, position > duration {
+                if let duration = control.released?.duration ?? playbin.duration, position > duration {
                     throw PlaybackError(
                         kind: .invalidArgument, url: control.current,
                         message: "Cannot seek to \(position), past the end (\(duration))")
                 }
+                // Released: the position is where the pipeline will be made again.
+                if control.released != nil {
+                    control.released?.position = position
+                    return nil
+                }
                 return control.rate
             }
+            guard let rate else { return }
             try await seekCurrent(to: position, rate: rate, reloadingIfLost: true)
         }
     }
@@ -172,7 +182,8 @@ public final class GStreamerEngine: PlaybackEngine {
         }
         try await perform { () throws(PlaybackError) in
             let applies = try withControl { control throws(PlaybackError) in
-                guard control.isActive, control.rate != rate else {
+                // Released, the rate applies when the pipeline is made again (Playbin.rate).
+                guard control.isActive, control.released == nil, control.rate != rate else {
                     setRate(rate, &control)
                     return false
                 }
@@ -197,13 +208,15 @@ public final class GStreamerEngine: PlaybackEngine {
     }
 
     public var position: Duration? {
-        guard control.withLock({ $0.isActive }) else { return nil }
-        return playbin.position
+        let (isActive, released) = control.withLock { ($0.isActive, $0.released) }
+        guard isActive else { return nil }
+        return released.map(\.position) ?? playbin.position
     }
 
     public var duration: Duration? {
-        guard control.withLock({ $0.isActive }) else { return nil }
-        return playbin.duration
+        let (isActive, released) = control.withLock { ($0.isActive, $0.released) }
+        guard isActive else { return nil }
+        return released.map(\.duration) ?? playbin.duration
     }
 
     /// The playback rate that applies to what plays and to the next items (1 = normal speed).
@@ -239,7 +252,10 @@ public final class GStreamerEngine: PlaybackEngine {
             let reload = try withControl { control throws(PlaybackError) -> (URL, EngineState)? in
                 let old = control.replayGain
                 control.replayGain = mode
-                guard control.isActive, old != mode, let current = control.current, playbin.isSeekable else { return nil }
+                // Released, the pipeline made again has the new filter (preroll renews it).
+                guard control.isActive, control.released == nil, old != mode, let current = control.current,
+                    playbin.isSeekable
+                else { return nil }
                 if old != .off, mode != .off, playbin.setReplayGainAlbumMode(mode == .album) { return nil }
                 return (current, control.target)
             }
@@ -276,7 +292,10 @@ public final class GStreamerEngine: PlaybackEngine {
             let reload = try withControl { control throws(PlaybackError) -> (URL, EngineState)? in
                 playbin.selectOutput(output?.device)
                 // A sink keeps the server's default it started with: a new one follows the default.
-                guard output == nil, control.isActive, let current = control.current, playbin.isSeekable else {
+                // Released, the sink made again connects to the default then.
+                guard output == nil, control.isActive, control.released == nil, let current = control.current,
+                    playbin.isSeekable
+                else {
                     return nil
                 }
                 return (current, control.target)
@@ -284,6 +303,36 @@ public final class GStreamerEngine: PlaybackEngine {
             guard let (url, target) = reload else { return }
             try await self.reload(url, at: playbin.position ?? .zero, restoring: target)
         }
+    }
+
+    /// Releases the audio output and everything else the pipeline holds (the sound server's
+    /// stream, connection and main loop, the decoders, their buffers and streaming threads)
+    /// while a local file stays paused: the pipeline is torn down and the position kept.
+    /// Nothing shows outside: the state stays paused, ``position`` and ``duration`` keep their
+    /// values, a seek moves the kept position, and ``play()`` makes the pipeline again at the
+    /// position first (a preroll and a seek: about 10 ms for a local file) and then plays.
+    ///
+    /// Does nothing (returns false) unless the engine is paused by a call on a seekable
+    /// `file://` item: not while playing, stopped, interrupted (the sound server ends an
+    /// interruption through the stream), or on a network stream (which may not come back at
+    /// the same place). Runs after the calls made before it, like every call.
+    @discardableResult
+    public func releaseOutput() async -> Bool {
+        let released = Mutex(false)
+        try? await perform { () throws(PlaybackError) in
+            try withControl { control throws(PlaybackError) in
+                guard control.isActive, control.released == nil, control.target == .paused,
+                    !control.run.isInterrupted, control.waiters.isEmpty, control.current?.isFileURL == true,
+                    playbin.state == (.paused, .voidPending), playbin.isSeekable, let position = playbin.position
+                else { return }
+                let duration = playbin.duration
+                teardown(&control)
+                playbin.closeMainLoopKeeper()
+                control.released = ReleasedItem(position: position, duration: duration)
+                released.withLock { $0 = true }
+            }
+        }
+        return released.withLock { $0 }
     }
 
     public func setSuccessorProvider(_ provider: (@Sendable (_ item: URL) -> URL?)?) {
@@ -332,6 +381,8 @@ public final class GStreamerEngine: PlaybackEngine {
     ) async throws(PlaybackError) {
         let (waiter, rate) = try withControl { control throws(PlaybackError) in
             teardown(&control)
+            // Closed while released (`releaseOutput()`).
+            playbin.openMainLoopKeeper()
             playbin.renewAudioFilter(replayGain: control.replayGain)
             setCurrent(url, &control)
             control.isActive = true
@@ -470,6 +521,14 @@ public final class GStreamerEngine: PlaybackEngine {
         if state == .playing { try await start(.playing) }
     }
 
+    /// Makes the pipeline of a released item again, paused at its position, without
+    /// announcing it or reporting the states it passes through (it was paused and stays so).
+    private func restore(_ url: URL, _ released: ReleasedItem) async throws(PlaybackError) {
+        try withControl { control throws(PlaybackError) in control.reported.quietSeeks += 1 }
+        defer { control.withLock { $0.reported.quietSeeks -= 1 } }
+        try await preroll(url, announcing: false, at: released.position)
+    }
+
     /// Waits for `waiter`; a state change that failed at once gets a bounded wait for its ERROR.
     private func wait(for waiter: Waiter, url: URL?) async throws(PlaybackError) {
         let timeout = waiter.expectsFailure ? Self.failureReportTimeout : nil
@@ -489,6 +548,7 @@ public final class GStreamerEngine: PlaybackEngine {
     /// Stops the pipeline and starts a new generation; called with the control lock held.
     func teardown(_ control: inout Control) {
         playbin.setState(.null)
+        control.released = nil
         handover.withLock { handover in
             handover.pending.removeAll()
             handover.flushAwaited = nil

@@ -288,6 +288,19 @@ final class Playbin: @unchecked Sendable {  // GstElement calls used here are th
         return keeper
     }
 
+    /// Closes the kept pulsesink (see `mainLoopKeeper`): with no pulsesink open, PulseAudio's
+    /// shared main loop, its thread and the connection to the server (with its shared memory)
+    /// go too. Only while the pipeline is stopped (NULL): no streaming thread then sends the
+    /// tag that needs the loop.
+    func closeMainLoopKeeper() {
+        if let mainLoopKeeper { _ = gst_element_set_state(mainLoopKeeper, GST_STATE_NULL) }
+    }
+
+    /// Opens the kept pulsesink again (READY) before the pipeline runs; nothing if it is open.
+    func openMainLoopKeeper() {
+        if let mainLoopKeeper { _ = gst_element_set_state(mainLoopKeeper, GST_STATE_READY) }
+    }
+
     /// ``canSelectOutput`` of a Playbin made with `description`, without making one.
     static func canSelectOutput(audioSink description: String) -> Bool {
         // Without either name it cannot; GStreamer is not even loaded to say so.
