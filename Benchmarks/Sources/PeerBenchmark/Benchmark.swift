@@ -21,8 +21,10 @@ struct PlayerFigures: Sendable {
     var toggleReply: Summary?
     /// Toggles whose signal came before the call's reply.
     var signalsBeforeReply = 0
-    /// Resident kB of the playing process, paused.
+    /// Resident kB of the playing process, paused for 8 s: what a paused player keeps.
     var rssPaused: Int?
+    /// The same 2 s after the pause (a player may still be giving memory back, or taking some).
+    var rssPausedEarly: Int?
     /// The peak resident kB of the playing process (`VmHWM`), read at the same time.
     var rssPeak: Int?
     /// Resident kB of the playing process at the end of the playing window.
@@ -231,9 +233,12 @@ final class PeerBenchmark: Sendable {
         figures.server = ActivityWindow(from: starts.2, to: ends.2)
         figures.rssPlaying = playerProbe.memory()?.resident
 
-        // Paused, settled.
+        // Paused: early, then settled (threads a player no longer needs end within seconds, and a
+        // player that gives memory back does so in that time too).
         try await setStatus(player, to: "Paused", with: "Pause")
         try await Task.sleep(for: .seconds(2))
+        figures.rssPausedEarly = playerProbe.memory()?.resident
+        try await Task.sleep(for: .seconds(6))
         let paused = playerProbe.memory()
         figures.rssPaused = paused?.resident
         figures.rssPeak = paused?.peak

@@ -63,7 +63,8 @@ struct PeerReport {
         Figure(key: "signalsBeforeReply", label: "  toggles signalled before reply", digits: 0) {
             $0.toggleSignal == nil ? nil : Double($0.signalsBeforeReply)
         },
-        Figure(key: "rssPausedMegabytes", label: "RSS paused, MB", digits: 1, needsPlayback: true) { $0.rssPaused.map { Double($0) / 1024 } },
+        Figure(key: "rssPausedMegabytes", label: "RSS paused 8 s, MB", digits: 1, needsPlayback: true) { $0.rssPaused.map { Double($0) / 1024 } },
+        Figure(key: "rssPausedEarlyMegabytes", label: "RSS paused 2 s, MB", digits: 1, needsPlayback: true) { $0.rssPausedEarly.map { Double($0) / 1024 } },
         Figure(key: "rssPlayingMegabytes", label: "RSS playing, MB", digits: 1, needsPlayback: true) { $0.rssPlaying.map { Double($0) / 1024 } },
         Figure(key: "rssPeakMegabytes", label: "RSS peak (VmHWM), MB", digits: 1, needsPlayback: true) { $0.rssPeak.map { Double($0) / 1024 } },
         Figure(key: "playingAdvancedSeconds", label: "playing: Position advanced, s", digits: 1) { $0.advancedSeconds },
