@@ -82,7 +82,9 @@ let package = Package(
         // start maps none of their libraries. Their headers are found through include/gst, a link
         // to /usr/include/gstreamer-1.0/gst (libgstreamer1.0-dev, libgstreamer-plugins-base1.0-dev),
         // GLib's through CGLib.
-        .target(name: "CGStreamer", dependencies: ["CGLib"], linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CGStreamer", dependencies: ["CGLib", "CLazyLoading"], linkerSettings: [.linkedLibrary("dl")]),
+        // The trampolines' assembler macros, shared by the targets of libraries loaded on first use.
+        .target(name: "CLazyLoading"),
         // SQLite 3, for the music library's persisted index.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The player of any engine, in pure Swift (no C, no GStreamer): the engine protocol, the
@@ -102,7 +104,7 @@ let package = Package(
             exclude: ["Python"]),
         // TagLib (C++), behind a C header of the few calls made: Swift needs no C++ interop.
         // Loaded on first use, as GStreamer is (Sources/CTagLib/Loader.cpp): only a scan reads tags.
-        .target(name: "CTagLib", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CTagLib", dependencies: ["CLazyLoading"], linkerSettings: [.linkedLibrary("dl")]),
         // Reads and writes audio files' tags, length and pictures with TagLib.
         .target(name: "AudioTags", dependencies: ["CTagLib"]),
         .testTarget(name: "AudioTagsTests", dependencies: ["AudioTags", "ProcessTestSupport", "TestMedia"]),
