@@ -305,36 +305,6 @@ public final class GStreamerEngine: PlaybackEngine {
         }
     }
 
-    /// Releases the audio output and everything else the pipeline holds (the sound server's
-    /// stream, connection and main loop, the decoders, their buffers and streaming threads)
-    /// while a local file stays paused: the pipeline is torn down and the position kept.
-    /// Nothing shows outside: the state stays paused, ``position`` and ``duration`` keep their
-    /// values, a seek moves the kept position, and ``play()`` makes the pipeline again at the
-    /// position first (a preroll and a seek: about 10 ms for a local file) and then plays.
-    ///
-    /// Does nothing (returns false) unless the engine is paused by a call on a seekable
-    /// `file://` item: not while playing, stopped, interrupted (the sound server ends an
-    /// interruption through the stream), or on a network stream (which may not come back at
-    /// the same place). Runs after the calls made before it, like every call.
-    @discardableResult
-    public func releaseOutput() async -> Bool {
-        let released = Mutex(false)
-        try? await perform { () throws(PlaybackError) in
-            try withControl { control throws(PlaybackError) in
-                guard control.isActive, control.released == nil, control.target == .paused,
-                    !control.run.isInterrupted, control.waiters.isEmpty, control.current?.isFileURL == true,
-                    playbin.state == (.paused, .voidPending), playbin.isSeekable, let position = playbin.position
-                else { return }
-                let duration = playbin.duration
-                teardown(&control)
-                playbin.closeMainLoopKeeper()
-                control.released = ReleasedItem(position: position, duration: duration)
-                released.withLock { $0 = true }
-            }
-        }
-        return released.withLock { $0 }
-    }
-
     public func setSuccessorProvider(_ provider: (@Sendable (_ item: URL) -> URL?)?) {
         handover.withLock { $0.provider = provider }
     }
@@ -344,7 +314,7 @@ public final class GStreamerEngine: PlaybackEngine {
     /// Runs `body` after every earlier call. A call whose task is cancelled (a later command
     /// superseded it) does not start, or ends its wait on the pipeline, and stops the engine as
     /// ``stop()`` does before it throws ``PlaybackError/Kind/superseded``.
-    private func perform(_ body: () async throws(PlaybackError) -> Void) async throws(PlaybackError) {
+    func perform(_ body: () async throws(PlaybackError) -> Void) async throws(PlaybackError) {
         try await withTaskExecutorPreference(ownThread) { () async throws(PlaybackError) in
             try await commands.run { () async throws(PlaybackError) in
                 do throws(PlaybackError) {
@@ -365,7 +335,7 @@ public final class GStreamerEngine: PlaybackEngine {
     }
 
     /// Runs `body` under the control lock, unless the call's task was cancelled.
-    private func withControl<Result: Sendable>(
+    func withControl<Result: Sendable>(
         _ body: (inout Control) throws(PlaybackError) -> Result
     ) throws(PlaybackError) -> Result {
         try control.withLock { (control: inout Control) throws(PlaybackError) -> Result in
@@ -376,7 +346,7 @@ public final class GStreamerEngine: PlaybackEngine {
 
     /// Loads `url` into a fresh pipeline run and waits until it is prerolled (paused), then
     /// seeks to `position` if given. The rate applies from the first segment (Playbin.rate).
-    private func preroll(
+    func preroll(
         _ url: URL, announcing: Bool, at position: Duration?
     ) async throws(PlaybackError) {
         let (waiter, rate) = try withControl { control throws(PlaybackError) in
@@ -519,14 +489,6 @@ public final class GStreamerEngine: PlaybackEngine {
         defer { control.withLock { $0.reported.quietSeeks -= 1 } }
         try await preroll(url, announcing: false, at: position)
         if state == .playing { try await start(.playing) }
-    }
-
-    /// Makes the pipeline of a released item again, paused at its position, without
-    /// announcing it or reporting the states it passes through (it was paused and stays so).
-    private func restore(_ url: URL, _ released: ReleasedItem) async throws(PlaybackError) {
-        try withControl { control throws(PlaybackError) in control.reported.quietSeeks += 1 }
-        defer { control.withLock { $0.reported.quietSeeks -= 1 } }
-        try await preroll(url, announcing: false, at: released.position)
     }
 
     /// Waits for `waiter`; a state change that failed at once gets a bounded wait for its ERROR.
