@@ -95,16 +95,18 @@ enum VolumePlacement {
     static func apply(_ chosen: ChosenVolume, in sink: UnsafeMutablePointer<GstBin>) {
         guard let volumeElement = gst_bin_get_by_name(sink, Playbin.volumeName) else { return }
         defer { gst_object_unref(gpointer(volumeElement)) }
-        if cgst_bin_has_factory(sink, "pulsesink") != 0 {
-            var chosen = chosen
-            cgst_for_each_element(sink, applyStreamVolume, &chosen)
-            cgst_set_double(gpointer(volumeElement), "volume", 1)
-            cgst_set_boolean(gpointer(volumeElement), "mute", 0)
-        } else {
-            cgst_set_double(gpointer(volumeElement), "volume", chosen.level)
-            cgst_set_boolean(gpointer(volumeElement), "mute", chosen.isMuted ? 1 : 0)
-        }
+        var placing = StreamVolumePlacing(chosen: chosen)
+        cgst_for_each_element(sink, applyStreamVolume, &placing)
+        let onElement = placing.onStream ? ChosenVolume() : chosen
+        cgst_set_double(gpointer(volumeElement), "volume", onElement.level)
+        cgst_set_boolean(gpointer(volumeElement), "mute", onElement.isMuted ? 1 : 0)
     }
+}
+
+/// The volume `applyStreamVolume` gives each pulsesink, and whether it found one.
+private struct StreamVolumePlacing {
+    let chosen: ChosenVolume
+    var onStream = false
 }
 
 /// Follows the stream volume of a pulsesink of the description (`data`: the `OutputChoice`).
@@ -113,13 +115,14 @@ let followStreamVolume: @convention(c) (UnsafeMutablePointer<GstElement>?, gpoin
     Unmanaged<OutputChoice>.fromOpaque(data).takeUnretainedValue().followStreamVolume(of: element)
 }
 
-/// Gives a pulsesink the chosen volume (`data`: a `ChosenVolume`). Set before its stream opens,
-/// it is the stream's volume from the first sample (and the sound server's stream-restore does
-/// not replace it).
+/// Gives a pulsesink the chosen volume (`data`: a `StreamVolumePlacing`, told it found one). Set
+/// before its stream opens, it is the stream's volume from the first sample (and the sound
+/// server's stream-restore does not replace it).
 private let applyStreamVolume: @convention(c) (UnsafeMutablePointer<GstElement>?, gpointer?) -> Void = { element, data in
     guard let element, let data, let factory = cgst_factory_name(element), String(cString: factory) == "pulsesink"
     else { return }
-    let chosen = data.assumingMemoryBound(to: ChosenVolume.self).pointee
-    cgst_set_double(gpointer(element), "volume", chosen.level)
-    cgst_set_boolean(gpointer(element), "mute", chosen.isMuted ? 1 : 0)
+    let placing = data.assumingMemoryBound(to: StreamVolumePlacing.self)
+    placing.pointee.onStream = true
+    cgst_set_double(gpointer(element), "volume", placing.pointee.chosen.level)
+    cgst_set_boolean(gpointer(element), "mute", placing.pointee.chosen.isMuted ? 1 : 0)
 }
