@@ -117,6 +117,9 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
     private var disconnectWaiters: [CheckedContinuation<Void, Never>] = []
     private var nextToken = 0
     private var disconnected = false
+    /// Open ``IncomingCallHold``s, and the method calls they hold back, in arrival order.
+    var callHolds = 0
+    var heldCalls: [Message] = []
     private let connected = Atomic<Bool>(true)
 
     private init(queue: DispatchQueue, uniqueName: String) {
@@ -251,7 +254,7 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
         case .signal:
             receiveSignal(message)
         case .methodCall:
-            ObjectServer.handle(message, core: self)
+            if callHolds > 0 { holdCall(message) } else { ObjectServer.handle(message, core: self) }
         }
     }
 
@@ -347,6 +350,7 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
         eventListeners = [:]
         for waiter in disconnectWaiters { waiter.resume() }
         disconnectWaiters = []
+        heldCalls = []
         objects.removeAll()
         raw.close()
     }

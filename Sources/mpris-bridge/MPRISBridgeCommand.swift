@@ -245,7 +245,11 @@ struct Serve: AsyncParsableCommand {
                 connection.close()
                 return
             }
-            try await Daemon.serviceGroup(settings: settings, connection: connection, logger: logger).run()
+            // The name first, the player built after, with its calls held meanwhile: clients
+            // find the player sooner (Benchmarks/README.md, "Start-up: exec → bus name").
+            let playerName = try await Daemon.ownPlayerName(settings, on: connection)
+            try await Daemon.serviceGroup(settings: settings, connection: connection, playerName: playerName, logger: logger)
+                .run()
         } catch {
             logger.critical("\(error)")
             throw ExitCode.failure
