@@ -38,23 +38,24 @@ enum Daemon {
     /// they give up waiting at once (``valueUnlessCancelled(of:)``).
     static let cancellationDeadline = Duration.seconds(2)
 
-    /// Connects to the message bus `settings` names.
-    static func connect(_ settings: ServeSettings) async throws -> Connection {
-        try await settings.bus == .system ? Connection.system() : Connection.session()
+    /// Connects to the message bus `bus`.
+    static func connect(_ bus: BusKind) async throws -> Connection {
+        try await bus == .system ? Connection.system() : Connection.session()
     }
 
-    /// The unique name of the connection that owns this player's name on the bus, if any.
-    static func runningPlayer(_ settings: ServeSettings, on connection: Connection) async throws -> BusName? {
-        try await connection.nameOwner(of: BusName(validating: "org.mpris.MediaPlayer2.\(settings.playerName)"))
+    /// The unique name of the connection that owns the name of the player called `playerName`
+    /// on the bus, if any.
+    static func runningPlayer(_ playerName: String, on connection: Connection) async throws -> BusName? {
+        try await connection.nameOwner(of: BusName(validating: "org.mpris.MediaPlayer2.\(playerName)"))
     }
 
     /// Owns `org.mpris.MediaPlayer2.<name>` (or its instance name, when another player has it)
     /// before the player exists, with every call to the connection held until ``PlayerService``
     /// has exported the player's objects: no call reaches a path that is not there yet.
-    static func ownPlayerName(_ settings: ServeSettings, on connection: Connection) async throws -> OwnedPlayerName {
+    static func ownPlayerName(_ playerName: String, on connection: Connection) async throws -> OwnedPlayerName {
         let calls = connection.holdIncomingCalls()
         let name = try await connection.requestName(
-            BusName(validating: "org.mpris.MediaPlayer2.\(settings.playerName)"), orInstanceFallbackFor: getpid())
+            BusName(validating: "org.mpris.MediaPlayer2.\(playerName)"), orInstanceFallbackFor: getpid())
         return OwnedPlayerName(name: name, calls: calls)
     }
 

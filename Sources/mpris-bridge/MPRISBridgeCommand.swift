@@ -232,13 +232,37 @@ extension ServeOptions {
         // sink, a client that hung up) fails with EPIPE, which the writer handles; SIGPIPE's
         // default would end the daemon silently, its state unsaved.
         _ = signal(SIGPIPE, SIG_IGN)
-        let paths = Paths()
         let logger = makeLogger(level: logLevel)
+        do {
+            let connection = try await Daemon.connect(bus)
+            if unlessRunning, let owner = try await Daemon.runningPlayer(name, on: connection) {
+                logger.info("a player named \(name) already serves on this bus (\(owner)); nothing to start")
+                connection.close()
+                return
+            }
+            // The name first, the settings and the player made after, with its calls held
+            // meanwhile: clients find the player sooner (Benchmarks/README.md, "Start-up: exec →
+            // bus name"). Nothing before it looks up a protocol conformance, whose first lookup
+            // scans all the binary's (the resume policy's set of genres, a dictionary).
+            let playerName = try await Daemon.ownPlayerName(name, on: connection)
+            let settings = try settings(logger: logger)
+            try await Daemon.serviceGroup(settings: settings, connection: connection, playerName: playerName, logger: logger)
+                .run()
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode.failure
+        }
+    }
+
+    /// What the daemon serves with, from the options and the environment; throws only what
+    /// ``validate()`` has checked already.
+    private func settings(logger: Logger) throws -> ServeSettings {
+        let paths = Paths()
         let library = libraryPath(paths)
         if !isDirectory(library) {
             logger.warning("no music folder at \(library): serving an empty library (pass --library DIR)")
         }
-        let settings = ServeSettings(
+        return ServeSettings(
             library: library, libraryWasGiven: self.library != nil, playerName: name, bus: bus,
             audioSink: audioSink, stateDirectory: absolute(stateDir ?? paths.stateDirectory),
             cacheDirectory: cachePath(paths), scansAtStart: !noScan && isDirectory(library),
@@ -246,22 +270,6 @@ extension ServeOptions {
             replayGain: replayGain.flatMap(AudioSession.ReplayGainMode.init(rawValue:)), unlessRunning: unlessRunning,
             treeLayout: treeLayout, treeCacheRows: treeCacheRows, registersWithBluetooth: bluetooth,
             mpd: try mpdSettings(paths))
-        do {
-            let connection = try await Daemon.connect(settings)
-            if unlessRunning, let owner = try await Daemon.runningPlayer(settings, on: connection) {
-                logger.info("a player named \(name) already serves on this bus (\(owner)); nothing to start")
-                connection.close()
-                return
-            }
-            // The name first, the player built after, with its calls held meanwhile: clients
-            // find the player sooner (Benchmarks/README.md, "Start-up: exec → bus name").
-            let playerName = try await Daemon.ownPlayerName(settings, on: connection)
-            try await Daemon.serviceGroup(settings: settings, connection: connection, playerName: playerName, logger: logger)
-                .run()
-        } catch {
-            logger.critical("\(error)")
-            throw ExitCode.failure
-        }
     }
 }
 

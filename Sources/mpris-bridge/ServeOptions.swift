@@ -45,7 +45,9 @@ struct ServeOptions: Equatable, Sendable {
     init?(quickParsing arguments: [String]) {
         var rest = arguments[...]
         if rest.first == "serve" { rest = rest.dropFirst() }
-        var seen: Set<Substring> = []
+        // Arrays, not sets: a set of substrings would be the start's first Hashable conformance
+        // looked up, a scan of all the binary's conformances.
+        var seen: [Substring] = []
         while let argument = rest.popFirst() {
             guard argument.hasPrefix("--") else { return nil }
             var key = argument.dropFirst(2)
@@ -54,7 +56,8 @@ struct ServeOptions: Equatable, Sendable {
                 value = String(key[key.index(after: equals)...])
                 key = key[..<equals]
             }
-            guard key == "resume-folder" || key == "resume-genre" || seen.insert(key).inserted else { return nil }
+            guard key == "resume-folder" || key == "resume-genre" || !seen.contains(key) else { return nil }
+            seen.append(key)
             if Self.flags.contains(key) {
                 guard value == nil else { return nil }
             } else if value == nil {
@@ -65,7 +68,7 @@ struct ServeOptions: Equatable, Sendable {
         }
     }
 
-    private static let flags: Set<Substring> = ["bluetooth", "no-scan", "no-watch", "unless-running", "no-mpd"]
+    private static let flags: [Substring] = ["bluetooth", "no-scan", "no-watch", "unless-running", "no-mpd"]
 
     /// Sets the option named `key` (a flag: to true) from `value`; false if there is no such
     /// option or it does not take `value`, as ArgumentParser would refuse it.
@@ -133,7 +136,8 @@ struct ServeOptions: Equatable, Sendable {
         if let empty = resumeGenre.first(where: { $0.allSatisfy(\.isWhitespace) }) {
             throw ValidationError("--resume-genre \"\(empty)\": a genre needs a name (or off)")
         }
-        _ = try resumePolicy(library: libraryPath(Paths()))
+        // Only a folder can be refused; without one the policy is made after the bus name.
+        if !resumeFolder.isEmpty { _ = try resumePolicy(library: libraryPath(Paths())) }
     }
 
     /// The MPD face's settings, from the options; nil with `--no-mpd`.
