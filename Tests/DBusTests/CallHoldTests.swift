@@ -81,4 +81,42 @@ import Testing
             #expect(await Self.answers(of: client) == ["Add 3", "Title initial"])
         }
     }
+
+    /// A client that floods a service while its calls are held: the first
+    /// `IncomingCallHold.maximumHeldCalls` wait and are answered, the rest are refused at once.
+    @Test func callsBeyondTheLimitAreRefusedWithLimitsExceeded() async throws {
+        let flood = """
+            import dbus, dbus.mainloop.glib
+            from gi.repository import GLib
+            dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+            bus, loop, counts, total = dbus.SessionBus(), GLib.MainLoop(), {}, 1030
+            def answer(key):
+                counts[key] = counts.get(key, 0) + 1
+                if sum(counts.values()) == total:
+                    print(" ".join(f"{k}={v}" for k, v in sorted(counts.items())), flush=True)
+                    loop.quit()
+            for _ in range(total):
+                bus.call_async("org.mprisbridge.Test", "/org/mprisbridge/Test", "org.mprisbridge.Test1", "Add", "xx",
+                               (1, 2), lambda total: answer("sum" + str(total)),
+                               lambda error: answer(error.get_dbus_name()), timeout=60)
+            bus.get_name_owner("org.freedesktop.DBus")
+            print("sent", flush=True)
+            loop.run()
+            """
+        try await PrivateBus.with { bus in
+            let service = try await Connection.connect(to: .address(bus.address))
+            defer { service.close() }
+            let hold = service.holdIncomingCalls()
+            #expect(try await service.requestName(TestService.busName) == .primaryOwner)
+            let client = try bus.spawnPython(flood)
+            defer { client.kill() }
+            _ = try await client.waitForLine(timeout: .seconds(30)) { $0 == "sent" }
+            _ = try await service.nameOwner(of: TestService.busName)
+            let test = TestService()
+            try service.export(test.interface, at: TestService.path)
+            hold.release()
+            let counts = try await client.waitForLine(timeout: .seconds(30)) { $0.contains("=") }
+            #expect(counts == "org.freedesktop.DBus.Error.LimitsExceeded=6 sum3=1024")
+        }
+    }
 }
