@@ -44,7 +44,8 @@ extension Connection {
     /// Exports interfaces as one object at `path`.
     ///
     /// Export objects before requesting a bus name, so that no call can arrive
-    /// at a path that is not there yet.
+    /// at a path that is not there yet; or, to own the name sooner, hold the calls from
+    /// before the request until the objects are exported (``holdIncomingCalls()``).
     ///
     /// `executor` is where the object's method handlers (and property setters) run: nil for
     /// Swift's global executor; an app whose handlers must run on one queue (its main queue)
