@@ -154,8 +154,9 @@ public final class LibraryContent: PlayableContentDataSource {
     /// Reads tracks by identifier from `library`, in one transaction; nil for those gone, or
     /// for all when the index cannot be read.
     private static func reader(of library: MusicLibrary) -> @Sendable ([TrackRows.Key]) -> [Track?] {
-        { keys in
-            do { return try library.tracks(keys) } catch { return keys.map { _ in nil } }
+        let covers = FolderCovers()
+        return { keys in
+            do { return try library.tracks(keys, covers: covers) } catch { return keys.map { _ in nil } }
         }
     }
 

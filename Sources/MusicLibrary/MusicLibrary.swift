@@ -120,8 +120,8 @@ public final class MusicLibrary: Sendable {
     }
 
     /// The tracks `keys` name, in order, nil for those not indexed: read by rowid where known.
-    func tracks(_ keys: [TrackRows.Key]) throws -> [Track?] {
-        try read { try $0.tracks(keys: keys) }
+    func tracks(_ keys: [TrackRows.Key], covers: FolderCovers) throws -> [Track?] {
+        try read { try $0.tracks(keys: keys, covers: covers) }
     }
 
     /// The track with the identifier `id` (its path relative to ``root``), or nil.

@@ -166,6 +166,23 @@ final class TrackRows: Sendable {
     }
 }
 
+/// Every folder's cover image as the index holds it, read once for a tree (its first page of
+/// tracks) and kept with its reader: what a row of a track without a cover of its own shows.
+/// The tree is built again when a cover changes (a track's outline counts its cover).
+final class FolderCovers: Sendable {
+    private let kept = Mutex<[Substring: String]?>(nil)
+
+    init() {}
+
+    /// The folders' covers, read with `read` the first time.
+    func files(_ read: () throws(SQLiteError) -> [Substring: String]) throws(SQLiteError) -> [Substring: String] {
+        if let files = kept.withLock({ $0 }) { return files }
+        let files = try read()
+        kept.withLock { $0 = files }
+        return files
+    }
+}
+
 /// What the tree is built from for each track: a ``Track``, or the few fields of an index row
 /// (``TrackOutline``) when the tree reads its rows from the index.
 protocol TrackOutlining {
