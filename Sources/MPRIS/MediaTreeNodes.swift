@@ -373,16 +373,16 @@ struct MediaTreeNodes: Sendable {
         // filtered as a listing; offered where Searchable is true. A bad query is InvalidArgs.
         container.method(
             "SearchObjects", inputs: [Argument("Query", .string)] + Self.listArguments, outputs: Self.listResult
-        ) { body in
-            guard case .string(let text) = body[0] else { return [] }
+        ) { body -> MethodResults in
+            guard case .string(let text) = body[0] else { return .values([]) }
             let (offset, maximum, filter) = try Self.window(body, from: 1)
             let query = try SearchCriteria.parse(text)
             let (path, listsChildren) = try nodes.calledNode()
-            guard listsChildren else { return [nodes.dictionaries([], filter: filter)] }
+            guard listsChildren else { return .values([nodes.dictionaries([], filter: filter)]) }
             let found = try await contentCall("search") {
                 try await content.search(query, below: path, offset: offset, maximum: maximum)
             }
-            return [nodes.dictionaries(found, filter: filter)]
+            return nodes.listingResults(found, filter: filter)
         }
     }
 
@@ -411,8 +411,8 @@ struct MediaTreeNodes: Sendable {
         }
         node.method(
             "Search", inputs: [Argument("Text", .string)] + Self.listArguments, outputs: Self.listResult
-        ) { body in
-            guard case .string(let text) = body[0] else { return [] }
+        ) { body -> MethodResults in
+            guard case .string(let text) = body[0] else { return .values([]) }
             guard text.count <= SearchCriteria.maximumLength else {
                 throw DBusError(.invalidArgs, "The search text is longer than \(SearchCriteria.maximumLength) characters")
             }
@@ -421,7 +421,7 @@ struct MediaTreeNodes: Sendable {
             let found = try await contentCall("search") {
                 try await content.search(.text(text), below: path, offset: offset, maximum: maximum)
             }
-            return [nodes.dictionaries(found, filter: filter)]
+            return nodes.listingResults(found, filter: filter)
         }
     }
 

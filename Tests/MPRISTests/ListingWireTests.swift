@@ -37,5 +37,9 @@ import Testing
             #expect(general != nil)
             #expect(direct == general, "\(path) with \(filterText)")
         }
+        // A search's rows come from many containers.
+        let found = try await manager.search(.text("Song"), below: [], offset: 0, maximum: 100)
+        #expect(found.count > 3)
+        #expect(service.nodes.encodedRows(found, filter: filter) == EncodedResults.wireBytes(of: [service.nodes.dictionaries(found, filter: filter)]))
     }
 }
