@@ -82,11 +82,12 @@ public struct PropertyRows {
     }
 
     /// The array's bytes, or nil if a value could not be written as libdbus would accept it
-    /// (a NUL in a string, too long an array).
-    public func finish() -> [UInt8]? {
-        guard !failed else { return nil }
-        var body = body
-        guard body.finishArray(lengthAt: lengthAt, start: start) else { return nil }
+    /// (a NUL in a string, too long an array). The rows are finished: nothing more is appended.
+    ///
+    /// The outer array's length is written in place, so the bytes are not copied for it.
+    public mutating func finish() -> [UInt8]? {
+        guard !failed, body.finishArray(lengthAt: lengthAt, start: start) else { return nil }
+        failed = true
         return body.bytes
     }
 
