@@ -305,6 +305,16 @@ enum ObjectServer {
             let reply = later
             let context = MethodCallContext(sender: call.sender, path: path, interface: interface.name, member: member)
             do {
+                if let invokeResults = method.invokeResults {
+                    let results = try await MethodCallContext.$current.withValue(context) {
+                        try await invokeResults(call.body)
+                    }
+                    // Bytes written by the handler go to libdbus whole; refused, as values.
+                    if case .encoded(let encoded) = results, reply.encoded(encoded.bytes, signature: encoded.signature) {
+                        return
+                    }
+                    return reply.values(try results.values())
+                }
                 let results = try await MethodCallContext.$current.withValue(context) {
                     try await method.invoke(call.body)
                 }
