@@ -50,7 +50,18 @@ public struct Proxy: Sendable {
     /// Reads every property through `GetAll`.
     public func allProperties() async throws -> [String: Variant] {
         let reply = try await connection.call(propertiesCall("GetAll", [.string(interface.rawValue)]), timeout: timeout)
-        return try reply.decode(as: [String: Variant].self)
+        // Read here rather than through the generic `decode(as:)`, whose dictionary conversion
+        // goes through witness tables and costs as much as reading the reply from libdbus.
+        guard reply.body.count == 1, case .dictionary(key: .string, value: .variant, let entries) = reply.body[0] else {
+            return try reply.decode(as: [String: Variant].self)  // throws its mismatch error
+        }
+        var properties = [String: Variant](minimumCapacity: entries.count)
+        for entry in entries {
+            // The dictionary's declared types hold for every entry, as the reader made them.
+            guard case .string(let name) = entry.key, case .variant(let value) = entry.value else { continue }
+            properties[name] = value
+        }
+        return properties
     }
 
     /// Writes a property through `Set`.

@@ -127,21 +127,45 @@ extension RawConnection {
             if let basic = basicType(dbus_message_iter_get_arg_type(&inner)) {
                 return .variant(Variant(try read(basic, &inner, budget: &budget)))
             }
-            // Containers: their full type is needed, so ask libdbus for the signature.
-            let text = dbus_message_iter_get_signature(&inner)
-            defer { dbus_free(text) }
-            let innerType = text.flatMap { (try? Signature(validating: String(cString: $0)))?.types.first } ?? .byte
-            return .variant(Variant(try read(innerType, &inner, budget: &budget)))
+            return .variant(Variant(try read(containerType(in: &inner), &inner, budget: &budget)))
         }
     }
 
-    /// Takes the element count of the array at `iterator` from `budget`, and returns it.
+    /// Takes the element count of the array at `iterator` from `budget`, and returns it: the
+    /// capacity to reserve. Under an unlimited budget, a guess that fits most replies' arrays.
     private static func reserve(elementsOf iterator: inout DBusMessageIter, budget: inout ReadBudget) throws -> Int {
+        guard budget.countsArrays else { return 16 }
         // O(1) for fixed-size elements; for others libdbus walks the array without copying it.
         let count = Int(dbus_message_iter_get_element_count(&iterator))
         try budget.take(values: count)
         return count
     }
+
+    /// The type of the container a variant holds (`inner` is inside the variant). The common
+    /// ones (an array of a basic type, `a{sv}`) are answered without asking libdbus for the
+    /// signature's text and parsing it; their values are shared, so none is allocated.
+    private static func containerType(in inner: inout DBusMessageIter) -> DBusType {
+        if dbus_message_iter_get_arg_type(&inner) == Int32(UInt8(ascii: "a")),
+            let element = basicType(dbus_message_iter_get_element_type(&inner))
+        {
+            switch element {
+            case .string: return arrayOfStrings
+            case .objectPath: return arrayOfObjectPaths
+            default: return .array(element)
+            }
+        }
+        let text = dbus_message_iter_get_signature(&inner)
+        defer { dbus_free(text) }
+        guard let text else { return .byte }
+        if strcmp(text, "a{sv}") == 0 { return propertiesType }
+        return (try? Signature(validating: String(cString: text)))?.types.first ?? .byte
+    }
+
+    // The types variants hold most often (metadata's `a{sv}`, artists' `as`, track lists'
+    // `ao`), made once.
+    private static let propertiesType = DBusType.dictionary(key: .string, value: .variant)
+    private static let arrayOfStrings = DBusType.array(.string)
+    private static let arrayOfObjectPaths = DBusType.array(.objectPath)
 
     /// The basic type of a type code, or nil for containers.
     private static func basicType(_ code: Int32) -> DBusType? {

@@ -4,11 +4,15 @@ import CMalloc
 struct ReadBudget {
     var values: Int
     var stringBytes: Int
+    /// Whether an array's elements are counted and paid for before any is read; an unlimited
+    /// budget reads them as they come, which spares libdbus a walk over each array.
+    let countsArrays: Bool
 
     /// A method call's or signal's: anyone on the bus may send one.
-    static let forUntrustedMessage = ReadBudget(values: Message.maximumValueCount, stringBytes: Message.maximumStringBytes)
+    static let forUntrustedMessage = ReadBudget(
+        values: Message.maximumValueCount, stringBytes: Message.maximumStringBytes, countsArrays: true)
     /// A reply's: it answers a call this process chose to make.
-    static let unlimited = ReadBudget(values: .max, stringBytes: .max)
+    static let unlimited = ReadBudget(values: .max, stringBytes: .max, countsArrays: false)
 
     mutating func take(values count: Int) throws {
         values -= count
