@@ -49,13 +49,13 @@ extension LibraryContent {
         switch (location, parent) {
         case (.artist, .tab(.artists)?):
             let artists = model.artists[position..<min(model.artists.count, position + Self.rowsReadTogether)]
-            model.rows.prefetch(artists.map(\.representative))
+            prefetchTracks(model, artists.map(\.representative))
         case (.album, .artist(let artist)?):
             let albums = model.artists[artist].albums[position...].prefix(Self.rowsReadTogether)
-            model.rows.prefetch(albums.map { model.albums[$0].representative })
+            prefetchTracks(model, albums.map { model.albums[$0].representative })
         case (.album, .tab(.albums)?):
             let albums = position..<min(model.albums.count, position + Self.rowsReadTogether)
-            model.rows.prefetch(albums.map { model.albums[$0].representative })
+            prefetchTracks(model, albums.map { model.albums[$0].representative })
         default:
             return
         }
