@@ -146,14 +146,16 @@ extension LibraryContent {
             case (nil, let album?): album
             case (nil, nil): nil
             }
+        var media = ContentMedia(
+            mimeType: row.mimeType, duration: row.duration, size: row.size > 0 ? row.size : nil, artist: row.artist,
+            album: row.album, genre: row.genre, trackNumber: row.trackNumber, date: row.date,
+            modificationDate: row.modified > 0 ? Date(timeIntervalSince1970: Double(row.modified) / 1e9) : nil)
+        // The URL's text, as the track's `url` writes it, without making the `URL`.
+        media.urlString = LibraryPath.fileURLString(root, id)
         return ContentItem(
             identifier: identifier ?? LibraryContentModel.trackIdentifier(id), title: row.title,
             subtitle: subtitle, artwork: row.artwork.flatMap(coverArtworkOf), playbackProgress: nil, isPlayable: true,
-            media: ContentMedia(
-                url: LibraryPath.fileURL(root, id), mimeType: row.mimeType, duration: row.duration,
-                size: row.size > 0 ? row.size : nil, artist: row.artist, album: row.album, genre: row.genre,
-                trackNumber: row.trackNumber, date: row.date,
-                modificationDate: row.modified > 0 ? Date(timeIntervalSince1970: Double(row.modified) / 1e9) : nil))
+            media: media)
     }
 
     /// Reads the tracks of rows `indexes` in one go, but for those made from columns: a

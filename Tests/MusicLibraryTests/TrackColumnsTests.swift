@@ -100,6 +100,20 @@ import Testing
         #expect(changed?.media?.size == 77)
     }
 
+    /// A row's URL text, written without a `URL`, is the track's `url`'s.
+    @Test func aFileURLsTextIsWhatURLWrites() {
+        var relatives = (1..<0x80).map { "a\(String(UnicodeScalar(UInt8($0))))b/c" }
+        relatives += ["é ü/日本 🎵.flac", "\u{A0}\u{FEFF}e\u{301}", "a/./b", "a//b", "a/../b", "a/..", "a/.", "x/", ".", "..",
+            ".hidden/.x", "..a/b..", "...", "", "%41%", "a?b#c", "[x]{y}|z^`\"", "Artist 0001/Album 00002/01 Title.ogg"]
+        for root in ["/", "/home/me/Music", "/a b/%c/ü", "/r/x.y"] {
+            for relative in relatives {
+                #expect(
+                    LibraryPath.fileURLString(root, relative) == LibraryPath.fileURL(root, relative).absoluteString,
+                    "\(root) \(relative)")
+            }
+        }
+    }
+
     /// A track the index no longer held when the columns were read is read as a track (nil,
     /// gone), as a tree without columns reads it.
     @Test func aTrackMissingFromTheColumnsIsReadAsATrack() throws {
