@@ -109,13 +109,17 @@ final class TrackRows: Sendable {
             return (nil, true)
         }
         if start {
-            DispatchQueue.global(qos: .utility).async { [self] in
+            Self.columnsQueue.async { [self] in
                 let columns = readColumns(self)
                 columnsState.withLock { $0.columns = columns }
             }
         }
         return columns
     }
+
+    /// Where columns are read: a serial queue of its own, whose thread may wait on the disk (a
+    /// global queue's threads are those Swift's tasks share).
+    private static let columnsQueue = DispatchQueue(label: "musiclibrary.track-columns", qos: .utility)
 
     /// Reads the columns now, on the caller's thread, if they were not read yet; nil when the
     /// tree reads tracks only, or the index could not be read.
