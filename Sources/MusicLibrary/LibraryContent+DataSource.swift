@@ -137,6 +137,27 @@ extension LibraryContent {
         }
     }
 
+    /// Whether the rows of the container at `indexPath` are read from memory alone: in a tree
+    /// given covers by where they come from, once its columns are read (``TrackColumns``) and
+    /// hold every track, for a container that lists no track whose progress shows (such a row
+    /// reads its track from the index).
+    public func readsChildItemsFromMemory(at indexPath: IndexPath) -> Bool {
+        guard coverArtworkOf != nil else { return false }
+        let (model, _, root) = snapshot
+        guard let columns = model.rows.columns, columns.hasEveryTrack,
+            let location = Location(indexPath, in: model, root: root)
+        else { return false }
+        switch location {
+        case .tab(.tracks): return !model.resumable.inTracksTab
+        case .tab(.artists), .tab(.albums), .artist: return true
+        case .album(let album): return !model.resumable.albums.contains(album)
+        case .tab(.folders): return !model.resumable.folders.contains(0)
+        case .folder(let folder): return !model.resumable.folders.contains(folder)
+        case .playlist(let playlist): return !model.resumable.playlists.contains(playlist)
+        default: return false
+        }
+    }
+
     /// Where the row `identifier` is in the container at `indexPath`, found from the tree's
     /// indexes (a track's place in each container, an album's or artist's by identifier) in
     /// O(log n) or O(1), or by looking at a playlist's entries or an artist's albums; nil when

@@ -71,6 +71,9 @@ final class TrackColumns: Sendable {
     /// Whether track `index`'s fields were read (the index held it).
     func has(_ index: Int) -> Bool { index < present.count && present[index] }
 
+    /// Whether every track's fields were read.
+    let hasEveryTrack: Bool
+
     /// Track `index`'s fields; only when ``has(_:)``.
     func row(_ index: Int) -> Row {
         let start = index == 0 ? 0 : Int(titleEnds[index - 1])
@@ -192,6 +195,7 @@ final class TrackColumns: Sendable {
         self.titleBytes = ordered
         self.titleEnds = titleEnds
         self.present = present
+        hasEveryTrack = !present.contains(false)
         self.artist = artist
         self.album = album
         self.genre = genre

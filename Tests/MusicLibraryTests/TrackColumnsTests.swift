@@ -100,6 +100,49 @@ import Testing
         #expect(changed?.media?.size == 77)
     }
 
+    /// Once its columns are read, a tree says its pages are read from memory, and a manager
+    /// serving its large containers page by page reads them on the caller's thread: the pages
+    /// are those of a manager copying them, and of a tree reading tracks.
+    @Test func pagesReadFromMemoryAreThoseReadOnTheManagersThreads() async throws {
+        let folder = try LibraryFolder("track-columns-memory")
+        defer { folder.remove() }
+        let library = try folder.open()
+        try library.write { try $0.insertSyntheticTracks((0..<300).map { (file: Self.file($0), media: Self.media($0)) }) }
+        let content = try LibraryContent(library: library, libraryName: "Music", coverArtwork: Self.artwork)
+        let tracks = try LibraryContent(library: library, libraryName: "Music") { $0.artwork.flatMap(Self.artwork) }
+        // The columns are not read yet: their reading starts now.
+        #expect(!content.readsChildItemsFromMemory(at: [2]))
+        content.snapshot.0.rows.readColumnsNow()
+        for indexPath: IndexPath in [[0], [1], [2], [3], [4], [1, 0]] {
+            #expect(content.readsChildItemsFromMemory(at: indexPath) == (indexPath != [3]), "\(Array(indexPath))")
+            #expect(!tracks.readsChildItemsFromMemory(at: indexPath))
+        }
+        let paged = PlayableContentManager(dataSource: content, pagedContainerThreshold: 4)
+        let pagedTracks = PlayableContentManager(dataSource: tracks, pagedContainerThreshold: 4)
+        let copied = PlayableContentManager(dataSource: content, pagedContainerThreshold: 100_000)
+        for tab in ["artists", "albums", "tracks", "folders"] {
+            for (offset, maximum) in [(0, 5), (5, 100), (290, 20), (0, nil)] as [(Int, Int?)] {
+                let page = try await paged.listChildren(of: [tab], offset: offset, maximum: maximum)
+                #expect(page == (try await copied.listChildren(of: [tab], offset: offset, maximum: maximum)), "\(tab) \(offset)")
+                #expect(page == (try await pagedTracks.listChildren(of: [tab], offset: offset, maximum: maximum)), "\(tab) \(offset)")
+                // As a media tree asks, in its natural order.
+                #expect(page == (try await paged.listChildren(of: [tab], sortedBy: .natural, offset: offset, maximum: maximum)))
+            }
+        }
+        // Containers first reached are read on the caller's thread too: an artist's albums, an
+        // album's tracks, a folder's rows, as a manager over a tree reading tracks lists them.
+        let copiedTracks = PlayableContentManager(dataSource: tracks, pagedContainerThreshold: 100_000)
+        for tab in ["artists", "albums", "folders"] {
+            let rows = try await copied.listChildren(of: [tab], maximum: 4).entries
+            #expect(rows.count == 4)
+            for row in rows {
+                let listing = try await copied.listChildren(of: row.path, sortedBy: .natural)
+                #expect(!listing.entries.isEmpty)
+                #expect(listing == (try await copiedTracks.listChildren(of: row.path)), "\(row.path)")
+            }
+        }
+    }
+
     /// A row's URL text, written without a `URL`, is the track's `url`'s.
     @Test func aFileURLsTextIsWhatURLWrites() {
         var relatives = (1..<0x80).map { "a\(String(UnicodeScalar(UInt8($0))))b/c" }
