@@ -72,10 +72,10 @@ public protocol PlayableContentDataSource: Sendable {
 
     /// Whether the children of the container at `indexPath` are read from memory alone:
     /// ``numberOfChildItems(at:)`` and ``contentItem(at:)`` wait on no disk, network or
-    /// long-held lock for any of them. The manager then reads them on the caller's thread,
-    /// rather than on its own threads and back (two thread switches a listing): a page of a
-    /// container it serves page by page (``uniformChildKind(at:)``), and a container first
-    /// reached, when ``loadsChildItemsAtOnce``. Default: false.
+    /// long-held lock for any of them. A listing of the container in its natural order then
+    /// reads them on the caller's thread, rather than on the manager's own threads and back
+    /// (two thread switches a listing): the container first reached, its count hints, a page
+    /// of it when it is served page by page (``uniformChildKind(at:)``). Default: false.
     func readsChildItemsFromMemory(at indexPath: IndexPath) -> Bool
 
     /// Where the child with `identifier` is in the container at `indexPath`, or nil when it

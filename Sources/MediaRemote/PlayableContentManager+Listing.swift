@@ -96,7 +96,8 @@ extension PlayableContentManager {
     ///   is still loading after the deadline.
     ///
     /// The data source is called on threads of the manager's own, never on those Swift's tasks
-    /// share, so a read that waits on a disk holds only this listing.
+    /// share, so a read that waits on a disk holds only this listing; unless it reads the
+    /// container from memory (``PlayableContentDataSource/readsChildItemsFromMemory(at:)``).
     public func listChildren(
         of path: [String], kind: ContentListingKind = .all, offset: Int = 0, maximum: Int? = nil,
         prefetch: Bool = true
@@ -104,55 +105,27 @@ extension PlayableContentManager {
         if let listing = pageFromCopy(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch) {
             return listing
         }
-        if let listing = try pagedPageFromMemory(of: path, kind: kind, offset: offset, maximum: maximum) {
-            return listing
-        }
-        if readFromMemory(path), let listing = pageFromCopy(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch) {
-            return listing
+        if readsFromMemory(path) {
+            return try await readChildren(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch)
         }
         return try await withTaskExecutorPreference(DataSourceReads.shared) { () async throws(ContentError) -> ContentListing in
             try await readChildren(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch)
         }
     }
 
-    /// Reads the container at `path` into the copy on the caller's thread, when it is not read
-    /// yet and its data source reads it at once and from memory
-    /// (``PlayableContentDataSource/loadsChildItemsAtOnce``,
-    /// ``PlayableContentDataSource/readsChildItemsFromMemory(at:)``): what
-    /// ``readChildren(of:kind:offset:maximum:prefetch:sort:)`` would read first on the data
-    /// source's threads. True when it was read.
-    private func readFromMemory(_ path: [String]) -> Bool {
-        guard let dataSource = state.withLock({ $0.dataSource }), dataSource.loadsChildItemsAtOnce,
-            let (id, indexPath) = state.withLock({ state -> (ContentTree.NodeID, IndexPath)? in
-                guard !state.isUpdating, case .found(let id) = state.cache.lookUp(path), state.cache.isContainer(id),
-                    let node = state.cache.tree.node(id), !node.isComplete, !state.cache.loading.contains(id),
-                    state.cache.isWithinDepth(id)
+    /// Whether the data source reads the children of the container at `path` from memory
+    /// (``PlayableContentDataSource/readsChildItemsFromMemory(at:)``): a listing of it in its
+    /// natural order then reads them on the caller's thread, not on the data source's threads
+    /// and back. False while a batch of updates is open, or for a path that names no container.
+    private func readsFromMemory(_ path: [String]) -> Bool {
+        guard let dataSource = state.withLock({ $0.dataSource }),
+            let indexPath = state.withLock({ state -> IndexPath? in
+                guard !state.isUpdating, case .found(let id) = state.cache.lookUp(path), state.cache.isContainer(id)
                 else { return nil }
-                return (id, state.cache.tree.indexPath(of: id))
-            }), dataSource.readsChildItemsFromMemory(at: indexPath)
+                return state.cache.tree.indexPath(of: id)
+            })
         else { return false }
-        startLoading(id)
-        return true
-    }
-
-    /// The page of a container served page by page whose data source reads it from memory
-    /// (``PlayableContentDataSource/readsChildItemsFromMemory(at:)``), on the caller's thread:
-    /// what ``readChildren(of:kind:offset:maximum:prefetch:sort:)`` answers for it, without the
-    /// hop to the data source's threads and back. Nil for any other, or while a batch of updates
-    /// is open or the container is loading.
-    private func pagedPageFromMemory(of path: [String], kind: ContentListingKind, offset: Int, maximum: Int?)
-        throws(ContentError) -> ContentListing?
-    {
-        guard let (dataSource, indexPath) = state.withLock({ state -> (any PlayableContentDataSource, IndexPath)? in
-            guard !state.isUpdating, let dataSource = state.dataSource, case .found(let id) = state.cache.lookUp(path),
-                let node = state.cache.tree.node(id), node.pagedCount != nil, node.isComplete, state.cache.isWithinDepth(id)
-            else { return nil }
-            return (dataSource, state.cache.tree.indexPath(of: id))
-        }), dataSource.readsChildItemsFromMemory(at: indexPath),
-            let listing = try pagedPage(at: path, kind: kind, offset: offset, maximum: maximum, sort: .natural)
-        else { return nil }
-        forgetLeastRecentlyUsed()
-        return listing
+        return dataSource.readsChildItemsFromMemory(at: indexPath)
     }
 
     /// The page when the copy answers it alone, on the caller's thread: a container read whole,
@@ -213,13 +186,9 @@ extension PlayableContentManager {
         if sort.isNatural, let listing = pageFromCopy(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch) {
             return listing
         }
-        if sort.isNatural, let listing = try pagedPageFromMemory(of: path, kind: kind, offset: offset, maximum: maximum) {
-            return listing
-        }
-        if sort.isNatural, readFromMemory(path),
-            let listing = pageFromCopy(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch)
-        {
-            return listing
+        // Sorted, the data source may read what it sorts by from its store: on its threads.
+        if sort.isNatural, readsFromMemory(path) {
+            return try await readChildren(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch)
         }
         return try await withTaskExecutorPreference(DataSourceReads.shared) { () async throws(ContentError) -> ContentListing in
             try await readChildren(
