@@ -14,8 +14,9 @@ import Synchronization
 /// A tree built from the index keeps no track: a row's fields are read from the index by path
 /// (a prepared statement on the path's unique index) and the last few hundred are kept, so a
 /// library of 50,000 tracks costs its paths and a few hundred tracks rather than 50,000 `Track`
-/// values with their URLs. A tree built from tracks given in memory (an app's own, tests)
-/// keeps them.
+/// values with their URLs. A tree given covers by where they come from reads the fields its
+/// rows show for every track at once, in columns (``columns``), and makes its rows from them.
+/// A tree built from tracks given in memory (an app's own, tests) keeps them.
 final class TrackRows: Sendable {
     /// Where a row's fields come from.
     enum Source: Sendable {
