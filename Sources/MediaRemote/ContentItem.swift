@@ -117,7 +117,9 @@ public struct ContentMedia: Sendable, Hashable {
         set { urlString = newValue?.absoluteString }
     }
     /// ``url``'s absolute text, as remotes are given it.
-    public private(set) var urlString: String?
+    ///
+    /// Set by the package's own data sources that keep a URL as its text (a tree's rows).
+    public package(set) var urlString: String?
     /// The MIME type of the stream (`audio/ogg`).
     public var mimeType: String?
     /// Its length; `nil` for a live stream or when unknown.

@@ -70,6 +70,14 @@ public protocol PlayableContentDataSource: Sendable {
     /// also answer ``indexOfChild(withIdentifier:inContainerAt:)``. Default: nil.
     func uniformChildKind(at indexPath: IndexPath) -> UniformChildKind?
 
+    /// Whether the children of the container at `indexPath` are read from memory alone:
+    /// ``numberOfChildItems(at:)`` and ``contentItem(at:)`` wait on no disk, network or
+    /// long-held lock for any of them. A listing of the container in its natural order then
+    /// reads them on the caller's thread, rather than on the manager's own threads and back
+    /// (two thread switches a listing): the container first reached, its count hints, a page
+    /// of it when it is served page by page (``uniformChildKind(at:)``). Default: false.
+    func readsChildItemsFromMemory(at indexPath: IndexPath) -> Bool
+
     /// Where the child with `identifier` is in the container at `indexPath`, or nil when it
     /// is not there; asked to find a row of a container served page by page, so it must be
     /// quick (an index, not a scan: any client may ask for a key it made up). Default: nil, so
@@ -113,6 +121,7 @@ extension PlayableContentDataSource {
     public func changedContainerIdentifiers() -> Set<String>? { nil }
     public var loadsChildItemsAtOnce: Bool { false }
     public func uniformChildKind(at indexPath: IndexPath) -> UniformChildKind? { nil }
+    public func readsChildItemsFromMemory(at indexPath: IndexPath) -> Bool { false }
     public func indexOfChild(withIdentifier identifier: String, inContainerAt indexPath: IndexPath) -> Int? { nil }
     public func sortedChildIndexes(at indexPath: IndexPath, by sort: ContentSort, in range: Range<Int>) -> [Int]? {
         nil

@@ -96,7 +96,8 @@ extension PlayableContentManager {
     ///   is still loading after the deadline.
     ///
     /// The data source is called on threads of the manager's own, never on those Swift's tasks
-    /// share, so a read that waits on a disk holds only this listing.
+    /// share, so a read that waits on a disk holds only this listing; unless it reads the
+    /// container from memory (``PlayableContentDataSource/readsChildItemsFromMemory(at:)``).
     public func listChildren(
         of path: [String], kind: ContentListingKind = .all, offset: Int = 0, maximum: Int? = nil,
         prefetch: Bool = true
@@ -104,9 +105,27 @@ extension PlayableContentManager {
         if let listing = pageFromCopy(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch) {
             return listing
         }
+        if readsFromMemory(path) {
+            return try await readChildren(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch)
+        }
         return try await withTaskExecutorPreference(DataSourceReads.shared) { () async throws(ContentError) -> ContentListing in
             try await readChildren(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch)
         }
+    }
+
+    /// Whether the data source reads the children of the container at `path` from memory
+    /// (``PlayableContentDataSource/readsChildItemsFromMemory(at:)``): a listing of it in its
+    /// natural order then reads them on the caller's thread, not on the data source's threads
+    /// and back. False while a batch of updates is open, or for a path that names no container.
+    private func readsFromMemory(_ path: [String]) -> Bool {
+        guard let dataSource = state.withLock({ $0.dataSource }),
+            let indexPath = state.withLock({ state -> IndexPath? in
+                guard !state.isUpdating, case .found(let id) = state.cache.lookUp(path), state.cache.isContainer(id)
+                else { return nil }
+                return state.cache.tree.indexPath(of: id)
+            })
+        else { return false }
+        return dataSource.readsChildItemsFromMemory(at: indexPath)
     }
 
     /// The page when the copy answers it alone, on the caller's thread: a container read whole,
@@ -166,6 +185,10 @@ extension PlayableContentManager {
     ) async throws(ContentError) -> ContentListing {
         if sort.isNatural, let listing = pageFromCopy(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch) {
             return listing
+        }
+        // Sorted, the data source may read what it sorts by from its store: on its threads.
+        if sort.isNatural, readsFromMemory(path) {
+            return try await readChildren(of: path, kind: kind, offset: offset, maximum: maximum, prefetch: prefetch)
         }
         return try await withTaskExecutorPreference(DataSourceReads.shared) { () async throws(ContentError) -> ContentListing in
             try await readChildren(

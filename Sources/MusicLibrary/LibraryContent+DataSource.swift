@@ -49,13 +49,13 @@ extension LibraryContent {
         switch (location, parent) {
         case (.artist, .tab(.artists)?):
             let artists = model.artists[position..<min(model.artists.count, position + Self.rowsReadTogether)]
-            model.rows.prefetch(artists.map(\.representative))
+            prefetchTracks(model, artists.map(\.representative))
         case (.album, .artist(let artist)?):
             let albums = model.artists[artist].albums[position...].prefix(Self.rowsReadTogether)
-            model.rows.prefetch(albums.map { model.albums[$0].representative })
+            prefetchTracks(model, albums.map { model.albums[$0].representative })
         case (.album, .tab(.albums)?):
             let albums = position..<min(model.albums.count, position + Self.rowsReadTogether)
-            model.rows.prefetch(albums.map { model.albums[$0].representative })
+            prefetchTracks(model, albums.map { model.albums[$0].representative })
         default:
             return
         }
@@ -134,6 +134,27 @@ extension LibraryContent {
             let node = model.folders[folder]
             return node.subfolders.isEmpty ? .items : node.tracks.isEmpty ? .containers : nil
         default: return nil
+        }
+    }
+
+    /// Whether the rows of the container at `indexPath` are read from memory alone: in a tree
+    /// given covers by where they come from, once its columns are read (``TrackColumns``) and
+    /// hold every track, for a container that lists no track whose progress shows (such a row
+    /// reads its track from the index).
+    public func readsChildItemsFromMemory(at indexPath: IndexPath) -> Bool {
+        guard coverArtworkOf != nil else { return false }
+        let (model, _, root) = snapshot
+        guard let columns = model.rows.columns, columns.hasEveryTrack,
+            let location = Location(indexPath, in: model, root: root)
+        else { return false }
+        switch location {
+        case .tab(.tracks): return !model.resumable.inTracksTab
+        case .tab(.artists), .tab(.albums), .artist: return true
+        case .album(let album): return !model.resumable.albums.contains(album)
+        case .tab(.folders): return !model.resumable.folders.contains(0)
+        case .folder(let folder): return !model.resumable.folders.contains(folder)
+        case .playlist(let playlist): return !model.resumable.playlists.contains(playlist)
+        default: return false
         }
     }
 

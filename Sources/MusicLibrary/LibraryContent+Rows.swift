@@ -86,8 +86,8 @@ extension LibraryContent {
             case .track(let track):
                 // The entries after it in the playlist, read with it.
                 let following = entries[position..<min(entries.count, position + Self.rowsReadTogether)]
-                model.rows.prefetch(
-                    [track] + following.compactMap { if case .track(let index) = $0.kind { index } else { nil } })
+                prefetchTracks(
+                    model, [track] + following.compactMap { if case .track(let index) = $0.kind { index } else { nil } })
                 return trackItem(model, track, identifier: entry.identifier)
             case .stream(let url, let title, _):
                 return ContentItem(
@@ -106,6 +106,10 @@ extension LibraryContent {
     /// Track `index`'s item; nil when the index no longer has the track (a rescan removed it,
     /// and the tree listing it is about to be replaced).
     func trackItem(_ model: LibraryContentModel, _ index: Int, identifier: String? = nil) -> ContentItem? {
+        // A row whose progress shows is made from its track: the progress is the track's.
+        if let coverArtworkOf, let columns = model.rows.columns, columns.has(index), !model.resumable.contains(index) {
+            return trackItem(model, index, columns.row(index), root: columns.root, identifier: identifier, coverArtworkOf)
+        }
         guard let track = model.rows.track(index) else { return nil }
         let progress = model.resumable.contains(index) ? progressOf(track) : nil
         let artist = LibraryContentModel.line(track.artists)
@@ -126,6 +130,47 @@ extension LibraryContent {
                 genre: LibraryContentModel.line(track.genres), trackNumber: track.trackNumber,
                 date: LibraryContentModel.albumText(track.releaseDate),
                 modificationDate: track.modified > 0 ? Date(timeIntervalSince1970: Double(track.modified) / 1e9) : nil))
+    }
+
+    /// Track `index`'s item from its fields kept in columns: what ``trackItem(_:_:identifier:)``
+    /// makes from its track, with no ``Track`` and nothing read from the index.
+    private func trackItem(
+        _ model: LibraryContentModel, _ index: Int, _ row: TrackColumns.Row, root: String, identifier: String?,
+        _ coverArtworkOf: @Sendable (TrackArtwork) -> MediaItemArtwork?
+    ) -> ContentItem {
+        let id = model.rows.id(index)
+        let subtitle: String? =
+            switch (row.artist, row.album) {
+            case (let artist?, let album?): artist + " — " + album
+            case (let artist?, nil): artist
+            case (nil, let album?): album
+            case (nil, nil): nil
+            }
+        var media = ContentMedia(
+            mimeType: row.mimeType, duration: row.duration, size: row.size > 0 ? row.size : nil, artist: row.artist,
+            album: row.album, genre: row.genre, trackNumber: row.trackNumber, date: row.date,
+            modificationDate: row.modified > 0 ? Date(timeIntervalSince1970: Double(row.modified) / 1e9) : nil)
+        // The URL's text, as the track's `url` writes it, without making the `URL`.
+        media.urlString = LibraryPath.fileURLString(root, id)
+        return ContentItem(
+            identifier: identifier ?? LibraryContentModel.trackIdentifier(id), title: row.title,
+            subtitle: subtitle, artwork: row.artwork.flatMap(coverArtworkOf), playbackProgress: nil, isPlayable: true,
+            media: media)
+    }
+
+    /// Reads the tracks of rows `indexes` in one go, but for those made from columns: a
+    /// listing's page, read before its rows are made one by one.
+    func prefetchTracks(_ model: LibraryContentModel, _ indexes: some Collection<Int>) {
+        guard coverArtworkOf != nil, let columns = model.rows.columns else {
+            model.rows.prefetch(indexes)
+            return
+        }
+        func needsTrack(_ index: Int) -> Bool { !columns.has(index) || model.resumable.contains(index) }
+        // A listing asks for its rows one after another: the first one made from columns needs
+        // nothing read, and one that needs its track reads those of the rows after it too.
+        guard let first = indexes.first, needsTrack(first) else { return }
+        let needed = indexes.filter(needsTrack)
+        if !needed.isEmpty { model.rows.prefetch(needed) }
     }
 
     /// What an informative row offers when scanning again may help: `Rescan` is the media
@@ -151,12 +196,15 @@ extension LibraryContent {
     /// Reads the tracks of `container` from `position` on (a page) in one go, if the first is
     /// not kept yet: a listing asks for them one after another.
     private func prefetch(_ model: LibraryContentModel, _ container: [Int], from position: Int) {
-        model.rows.prefetch(container[position..<min(container.count, position + Self.rowsReadTogether)])
+        prefetchTracks(model, container[position..<min(container.count, position + Self.rowsReadTogether)])
     }
 
     /// The cover of track `index`.
     private func artwork(_ model: LibraryContentModel, _ index: Int) -> MediaItemArtwork? {
-        model.rows.track(index).flatMap(artworkOf)
+        if let coverArtworkOf, let columns = model.rows.columns, columns.has(index) {
+            return columns.artwork(index).flatMap(coverArtworkOf)
+        }
+        return model.rows.track(index).flatMap(artworkOf)
     }
 
     private static func count(_ count: Int, _ singular: String, _ plural: String) -> String {

@@ -86,6 +86,9 @@ public final class LibraryContent: PlayableContentDataSource {
     /// The current snapshot and status; held only to copy them out.
     let state: Mutex<State>
     let artworkOf: @Sendable (Track) -> MediaItemArtwork?
+    /// A cover's artwork, when the tree was given covers by where they come from: its rows are
+    /// then made from every track's fields read at once (``TrackColumns``), not from tracks.
+    let coverArtworkOf: (@Sendable (TrackArtwork) -> MediaItemArtwork?)?
     /// Which tracks remember where they were left: their rows show ``ContentItem/playbackProgress``.
     public let resumePolicy: ResumePolicy
     let progressOf: @Sendable (Track) -> Double?
@@ -117,6 +120,7 @@ public final class LibraryContent: PlayableContentDataSource {
         self.rowActions = rowActions
         self.libraryName = libraryName
         self.artworkOf = artwork
+        self.coverArtworkOf = nil
         self.resumePolicy = resumePolicy
         self.progressOf = playbackProgress
         state = Mutex(
@@ -133,22 +137,63 @@ public final class LibraryContent: PlayableContentDataSource {
     ///
     /// - Parameters: see ``init(tracks:playlists:libraryName:artwork:resumePolicy:playbackProgress:)``.
     /// - Throws: ``MusicLibraryError/index(_:)`` when the index cannot be read.
-    public init(
+    public convenience init(
         library: MusicLibrary, libraryName: String, artwork: @escaping @Sendable (Track) -> MediaItemArtwork?,
         resumePolicy: ResumePolicy = .none, playbackProgress: @escaping @Sendable (Track) -> Double? = { _ in nil },
         layout: Layout = .full, rowActions: [String] = []
+    ) throws {
+        try self.init(
+            library: library, libraryName: libraryName, artwork: artwork, coverArtwork: nil, resumePolicy: resumePolicy,
+            playbackProgress: playbackProgress, layout: layout, rowActions: rowActions)
+    }
+
+    /// Builds the tree of what `library`'s index holds now, as
+    /// ``init(library:libraryName:artwork:resumePolicy:playbackProgress:layout:rowActions:)``
+    /// does, with a track's cover given by where it comes from (``Track/artwork``).
+    ///
+    /// Such a tree reads the fields its track rows show for every track at once, in one pass
+    /// over the index, when a row is first shown (on a queue of its own; rows shown meanwhile
+    /// read their tracks), and keeps them in columns until it is rebuilt: about 4 MB at 50,000
+    /// tracks, for pages of rows that read nothing from the index and make no ``Track``.
+    ///
+    /// - Parameter coverArtwork: the artwork of a cover, called as rows are read, from any
+    ///   thread, as `artwork` is in the initializer above.
+    /// - Throws: ``MusicLibraryError/index(_:)`` when the index cannot be read.
+    public convenience init(
+        library: MusicLibrary, libraryName: String, coverArtwork: @escaping @Sendable (TrackArtwork) -> MediaItemArtwork?,
+        resumePolicy: ResumePolicy = .none, playbackProgress: @escaping @Sendable (Track) -> Double? = { _ in nil },
+        layout: Layout = .full, rowActions: [String] = []
+    ) throws {
+        try self.init(
+            library: library, libraryName: libraryName, artwork: { $0.artwork.flatMap(coverArtwork) },
+            coverArtwork: coverArtwork, resumePolicy: resumePolicy, playbackProgress: playbackProgress, layout: layout,
+            rowActions: rowActions)
+    }
+
+    private init(
+        library: MusicLibrary, libraryName: String, artwork: @escaping @Sendable (Track) -> MediaItemArtwork?,
+        coverArtwork: (@Sendable (TrackArtwork) -> MediaItemArtwork?)?, resumePolicy: ResumePolicy,
+        playbackProgress: @escaping @Sendable (Track) -> Double?, layout: Layout, rowActions: [String]
     ) throws {
         self.layout = layout
         self.tabs = layout.tabs
         self.rowActions = rowActions
         self.libraryName = libraryName
         self.artworkOf = artwork
+        self.coverArtworkOf = coverArtwork
         self.resumePolicy = resumePolicy
         self.progressOf = playbackProgress
         let model = LibraryContentModel(
             tracks: try library.trackOutlines(), playlists: try library.playlists(), reader: Self.reader(of: library),
-            resumePolicy: resumePolicy, fieldReader: Self.fieldReader(of: library))
+            resumePolicy: resumePolicy, fieldReader: Self.fieldReader(of: library),
+            columns: Self.columnsReader(of: library, if: coverArtwork != nil))
         state = Mutex(State(model: model, status: .ready))
+    }
+
+    /// Reads every track's row fields from `library` at once, when `wanted`.
+    private static func columnsReader(of library: MusicLibrary, if wanted: Bool) -> (@Sendable (TrackRows) -> TrackColumns?)? {
+        guard wanted else { return nil }
+        return { @Sendable rows in library.trackColumns(for: rows) }
     }
 
     /// Reads tracks by identifier from `library`, in one transaction; nil for those gone, or
@@ -206,7 +251,8 @@ public final class LibraryContent: PlayableContentDataSource {
         Update(
             model: LibraryContentModel(
                 tracks: try library.trackOutlines(), playlists: try library.playlists(), reader: Self.reader(of: library),
-                resumePolicy: resumePolicy, fieldReader: Self.fieldReader(of: library)))
+                resumePolicy: resumePolicy, fieldReader: Self.fieldReader(of: library),
+                columns: Self.columnsReader(of: library, if: coverArtworkOf != nil)))
     }
 
     /// Shows a tree read by ``prepareUpdate(from:)``, as ``update(tracks:playlists:)`` does:

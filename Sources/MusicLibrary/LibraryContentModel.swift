@@ -52,9 +52,12 @@ final class LibraryContentModel: Sendable {
     ///   - reader: where a row's fields are read when it is shown (the index); nil to keep
     ///     `tracks` in memory, which must then be ``Track`` values.
     ///   - resumePolicy: which tracks remember where they were left (their rows show progress).
+    ///   - columns: reads every track's row fields at once, for a tree with a `reader` that
+    ///     makes its rows from them (see ``TrackRows/columns``).
     init<Outline: TrackOutlining>(
         tracks input: [Outline], playlists inputPlaylists: [Playlist], reader: (@Sendable ([TrackRows.Key]) -> [Track?])?,
-        resumePolicy: ResumePolicy = .none, fieldReader: TrackFieldReader? = nil
+        resumePolicy: ResumePolicy = .none, fieldReader: TrackFieldReader? = nil,
+        columns: (@Sendable (TrackRows) -> TrackColumns?)? = nil
     ) {
         sortKeys = LibrarySortKeys(fieldReader: fieldReader)
         // Tracks, each id once; the array given is kept (not copied) when no id repeats.
@@ -247,7 +250,7 @@ final class LibraryContentModel: Sendable {
         if let reader {
             rows = TrackRows(
                 ids: tracks.map(\.id), fingerprints: tracks.map(\.fingerprint), rowids: tracks.map(\.rowid),
-                source: .reader(reader))
+                source: .reader(reader), columns: columns)
         } else {
             // Kept in memory: only ``Track`` values can be.
             let kept = tracks.compactMap { $0 as? Track }

@@ -310,8 +310,8 @@ extension LibraryContent {
         let indexes = order[window].map(Int.init)
         // The page's tracks in one read: each row read alone would read the hundred rows after
         // it in the natural order too (a natural page's prefetch), a hundred times too many.
-        model.rows.prefetch(
-            indexes.compactMap { location.child($0, in: model, root: root)?.track(in: model) })
+        prefetchTracks(
+            model, indexes.compactMap { location.child($0, in: model, root: root)?.track(in: model) })
         return indexes
     }
 

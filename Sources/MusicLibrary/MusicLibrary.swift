@@ -124,6 +124,19 @@ public final class MusicLibrary: Sendable {
         try read { try $0.tracks(keys: keys, covers: covers) }
     }
 
+    /// The row fields of `rows`' tracks, in one pass over the index; nil when it cannot be read.
+    ///
+    /// Read on a connection of its own, opened for this read and closed after it, so that the
+    /// pages read meanwhile (tens of milliseconds at 50,000 tracks) do not wait for it; an index
+    /// in memory is read on the queries' connection, the only one that sees it.
+    func trackColumns(for rows: TrackRows) -> TrackColumns? {
+        if indexPath == ":memory:" {
+            return try? read { index in try TrackColumns(reading: index, for: rows) }
+        }
+        guard let index = try? LibraryIndex(path: indexPath, root: root, immutable: isReadOnly) else { return nil }
+        return try? index.database.readTransaction { () throws(SQLiteError) in try TrackColumns(reading: index, for: rows) }
+    }
+
     /// The track with the identifier `id` (its path relative to ``root``), or nil.
     public func track(id: Track.ID) throws -> Track? {
         try read { try $0.track(path: id) }

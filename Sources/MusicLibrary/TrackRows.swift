@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Synchronization
 
@@ -13,8 +14,9 @@ import Synchronization
 /// A tree built from the index keeps no track: a row's fields are read from the index by path
 /// (a prepared statement on the path's unique index) and the last few hundred are kept, so a
 /// library of 50,000 tracks costs its paths and a few hundred tracks rather than 50,000 `Track`
-/// values with their URLs. A tree built from tracks given in memory (an app's own, tests)
-/// keeps them.
+/// values with their URLs. A tree given covers by where they come from reads the fields its
+/// rows show for every track at once, in columns (``columns``), and makes its rows from them.
+/// A tree built from tracks given in memory (an app's own, tests) keeps them.
 final class TrackRows: Sendable {
     /// Where a row's fields come from.
     enum Source: Sendable {
@@ -47,14 +49,27 @@ final class TrackRows: Sendable {
     let fingerprints: [Int]
     /// Tracks read lately, by number.
     private let recent = Mutex(RecentValues<Int, Track>(capacity: tracksKept))
+    /// Reads every track's row fields in one pass (``TrackColumns``), when the tree reads them
+    /// so; nil when each row's ``Track`` is read.
+    private let readColumns: (@Sendable (TrackRows) -> TrackColumns?)?
+    /// The columns once read; whether their reading started.
+    private let columnsState = Mutex<(started: Bool, columns: TrackColumns?)>((false, nil))
     /// How many tracks a generation keeps: more than a page of rows and the rows around it.
     static let tracksKept = 512
 
     /// The rows of `ids` (unique), with their fingerprints and their rows in the index (0 where
     /// unknown, or none), their fields from `source`.
-    init(ids: [Track.ID], fingerprints: [Int], rowids: [Int64] = [], source: Source) {
+    ///
+    /// `columns` reads every track's row fields at once (``TrackColumns``): it is called, off the
+    /// caller's thread, when a row is first asked for (``columns``); until it returns, rows are
+    /// read as tracks.
+    init(
+        ids: [Track.ID], fingerprints: [Int], rowids: [Int64] = [], source: Source,
+        columns: (@Sendable (TrackRows) -> TrackColumns?)? = nil
+    ) {
         precondition(rowids.isEmpty || rowids.count == ids.count, "a rowid per track, or none")
         self.source = source
+        self.readColumns = columns
         self.fingerprints = fingerprints
         self.rowids = rowids
         var bytes: [UInt8] = []
@@ -83,6 +98,43 @@ final class TrackRows: Sendable {
         if case .memory(let tracks) = source { tracks } else { nil }
     }
     var isEmpty: Bool { pathEnds.isEmpty }
+
+    /// Every track's row fields, once read; nil until then (their reading starts at the first
+    /// call, on a queue of its own: a page asked for meanwhile reads its tracks), or when the
+    /// tree reads tracks only.
+    var columns: TrackColumns? {
+        guard let readColumns else { return nil }
+        let (columns, start) = columnsState.withLock { state -> (TrackColumns?, Bool) in
+            if state.started { return (state.columns, false) }
+            state.started = true
+            return (nil, true)
+        }
+        if start {
+            Self.columnsQueue.async { [self] in
+                let columns = readColumns(self)
+                columnsState.withLock { $0.columns = columns }
+            }
+        }
+        return columns
+    }
+
+    /// Where columns are read: a serial queue of its own, whose thread may wait on the disk (a
+    /// global queue's threads are those Swift's tasks share).
+    private static let columnsQueue = DispatchQueue(label: "musiclibrary.track-columns", qos: .utility)
+
+    /// Reads the columns now, on the caller's thread, if they were not read yet; nil when the
+    /// tree reads tracks only, or the index could not be read.
+    @discardableResult
+    func readColumnsNow() -> TrackColumns? {
+        guard let readColumns else { return nil }
+        if let columns = columnsState.withLock({ $0.columns }) { return columns }
+        let columns = readColumns(self)
+        columnsState.withLock { state in
+            state.started = true
+            if state.columns == nil { state.columns = columns }
+        }
+        return columns
+    }
 
     /// Track `index`'s path relative to the library root: its identifier.
     func id(_ index: Int) -> Track.ID {

@@ -159,12 +159,16 @@ final class QueueItems: QueueItemCatalog {
     /// the index only when a remote shows it, into the one artwork store MPRIS and the tree
     /// share (bounded, content-addressed).
     func artwork(for track: Track) -> MediaItemArtwork? {
-        switch track.artwork {
+        track.artwork.flatMap(artwork(of:))
+    }
+
+    /// The artwork of a track's cover, by where it comes from (what the tree's rows show).
+    func artwork(of cover: TrackArtwork) -> MediaItemArtwork? {
+        switch cover {
         case .file(let url): return .url(url)
         case .embedded(let sha256):
             let library = self.library
             return .requested(identifier: sha256, load: ArtworkLoader { try? library.artworkData(for: .embedded(sha256: sha256)) })
-        case nil: return nil
         }
     }
 }

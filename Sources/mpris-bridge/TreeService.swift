@@ -84,8 +84,11 @@ struct TreeService: Service, CustomStringConvertible {
         let rowActions = ContentPlayer.actions.map(\.identifier)
         let content: LibraryContent
         do {
+            // Covers by where they come from: the tree makes its rows from columns of every
+            // track's fields, read once per tree, not from tracks read per page.
             content = try LibraryContent(
-                library: library, libraryName: settings.library, artwork: artwork, resumePolicy: settings.resumePolicy,
+                library: library, libraryName: settings.library, coverArtwork: { items.artwork(of: $0) },
+                resumePolicy: settings.resumePolicy,
                 playbackProgress: progress, layout: settings.treeLayout, rowActions: rowActions)
         } catch {
             logger.warning("\(error); the media tree is empty until a rescan can read the index")
