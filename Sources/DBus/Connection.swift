@@ -168,8 +168,10 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
         send(try OutgoingMessage(message))
     }
 
-    /// Queues a marshalled message from any thread.
+    /// Queues a marshalled message from any thread; on the connection's thread, with nothing
+    /// enqueued before it, sends it at once (a signal of an actor running there).
     func send(_ outgoing: OutgoingMessage) {
+        if queue.hasNothingEnqueued { return sendOnQueue(outgoing) }
         queue.async { [self] in sendOnQueue(outgoing) }
     }
 

@@ -71,6 +71,8 @@ public final class ConnectionExecutor: SerialExecutor, TaskExecutor, @unchecked 
     private var timers: [Int: Timer] = [:]
     private var nextIdentifier = 0
     private var stopRequested = false
+    /// Jobs of the batch being run that follow the one running now.
+    private var laterInBatch = 0
 
     /// Starts the thread. Internal: a ``Connection`` makes its own.
     init() {
@@ -133,6 +135,13 @@ public final class ConnectionExecutor: SerialExecutor, TaskExecutor, @unchecked 
         precondition(isCurrent, "Not on the D-Bus connection's thread")
     }
 
+    /// Whether nothing waits to run on the loop after the job running now: work done at once
+    /// then keeps the order it would have had enqueued. On the loop's thread only.
+    var hasNothingEnqueued: Bool {
+        guard threadID.load(ordering: .relaxed) == UInt(pthread_self()), laterInBatch == 0 else { return false }
+        return inbox.withLock { $0.jobs.isEmpty }
+    }
+
     /// Runs `work` on the loop after what is already enqueued; from any thread.
     func async(execute work: @escaping @Sendable () -> Void) {
         submit(.closure(work))
@@ -146,6 +155,8 @@ public final class ConnectionExecutor: SerialExecutor, TaskExecutor, @unchecked 
     }
 
     private func submit(_ job: Job) {
+        // The loop's own thread never needs waking: it runs what it enqueued before it sleeps.
+        let onLoop = threadID.load(ordering: .relaxed) == UInt(pthread_self())
         var forward = false
         let wake = inbox.withLock { inbox -> Bool in
             if inbox.ended {
@@ -153,7 +164,7 @@ public final class ConnectionExecutor: SerialExecutor, TaskExecutor, @unchecked 
                 return false
             }
             inbox.jobs.append(job)
-            guard inbox.sleeping else { return false }
+            guard inbox.sleeping, !onLoop else { return false }
             inbox.sleeping = false
             return true
         }
@@ -239,22 +250,30 @@ public final class ConnectionExecutor: SerialExecutor, TaskExecutor, @unchecked 
                     return inbox.jobs
                 }
                 if batch.isEmpty { break }
-                for job in batch { runJob(job) }
+                for (index, job) in batch.enumerated() {
+                    laterInBatch = batch.count - index - 1
+                    runJob(job)
+                }
+                laterInBatch = 0
             }
             let now = DispatchTime.now().uptimeNanoseconds
             var nextDeadline = UInt64.max
-            for (identifier, timer) in timers where timer.enabled {
-                if timer.deadline <= now {
-                    if let interval = timer.interval {
-                        timers[identifier]?.deadline = now + max(interval, 1)
-                    } else {
-                        timers[identifier]?.enabled = false
-                    }
-                    timer.fire()
-                    nextDeadline = 0
+            var due: [Int] = []
+            for (identifier, timer) in timers where timer.enabled && timer.deadline <= now { due.append(identifier) }
+            for identifier in due {
+                // A timer an earlier one removed or changed (libdbus's, a connection closed) is
+                // looked up again, never fired from a stale copy.
+                guard let timer = timers[identifier], timer.enabled, timer.deadline <= now else { continue }
+                if let interval = timer.interval {
+                    timers[identifier]?.deadline = now + max(interval, 1)
                 } else {
-                    nextDeadline = min(nextDeadline, timer.deadline)
+                    timers[identifier]?.enabled = false
                 }
+                timer.fire()
+                nextDeadline = 0
+            }
+            if nextDeadline != 0 {
+                for timer in timers.values where timer.enabled { nextDeadline = min(nextDeadline, timer.deadline) }
             }
             if stopRequested { break }
             descriptors.removeAll(keepingCapacity: true)
