@@ -73,6 +73,8 @@ public final class ConnectionExecutor: SerialExecutor, TaskExecutor, @unchecked 
     private var stopRequested = false
     /// Jobs of the batch being run that follow the one running now.
     private var laterInBatch = 0
+    /// The buffer the next batch is taken into.
+    private var spare: [Job] = []
 
     /// Starts the thread. Internal: a ``Connection`` makes its own.
     init() {
@@ -244,17 +246,24 @@ public final class ConnectionExecutor: SerialExecutor, TaskExecutor, @unchecked 
         while true {
             // The enqueued work, in batches, until none is left; anything it enqueues runs too.
             while !stopRequested {
-                let batch = inbox.withLock { inbox -> [Job] in
+                // Two buffers swapped in turn, so that taking a batch allocates nothing.
+                var batch = spare
+                spare = []  // `batch` the buffer's only owner: appending to it later copies nothing
+                inbox.withLock { inbox in
                     inbox.sleeping = false
-                    defer { inbox.jobs.removeAll(keepingCapacity: true) }
-                    return inbox.jobs
+                    swap(&batch, &inbox.jobs)
                 }
-                if batch.isEmpty { break }
+                if batch.isEmpty {
+                    spare = batch
+                    break
+                }
                 for (index, job) in batch.enumerated() {
                     laterInBatch = batch.count - index - 1
                     runJob(job)
                 }
                 laterInBatch = 0
+                batch.removeAll(keepingCapacity: true)
+                spare = batch
             }
             let now = DispatchTime.now().uptimeNanoseconds
             var nextDeadline = UInt64.max
