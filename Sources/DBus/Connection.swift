@@ -109,7 +109,7 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
     let objects = ObjectRegistry()
 
     private struct PendingCall {
-        let continuation: CheckedContinuation<Message, any Error>
+        let continuation: UnsafeContinuation<Message, any Error>
         let deadline: DispatchTime
         let member: String
         let timeout: Duration
@@ -124,6 +124,9 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
     private var disconnectWaiters: [CheckedContinuation<Void, Never>] = []
     private var nextToken = 0
     private var disconnected = false
+    /// Open ``IncomingCallHold``s, and the method calls they hold back, in arrival order.
+    var callHolds = 0
+    var heldCalls: [Message] = []
     private let connected = Atomic<Bool>(true)
 
     private init(queue: ConnectionExecutor, uniqueName: String) {
@@ -133,7 +136,7 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
 
     static func open(_ address: BusAddress) async throws -> ConnectionCore {
         let queue = ConnectionExecutor()
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withUnsafeThrowingContinuation { continuation in
             queue.async {
                 do {
                     // Weak: the core owns the raw connection, not the other way round.
@@ -188,7 +191,7 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
         let member = message.member?.rawValue ?? "call"
         let ticket = CallTicket()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withUnsafeThrowingContinuation { continuation in
                 queue.async { [self] in
                     start(outgoing, member: member, timeout: timeout, ticket: ticket, continuation: continuation)
                 }
@@ -203,7 +206,7 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
 
     private func start(
         _ message: OutgoingMessage, member: String, timeout: Duration, ticket: CallTicket,
-        continuation: CheckedContinuation<Message, any Error>
+        continuation: UnsafeContinuation<Message, any Error>
     ) {
         guard !ticket.cancelled else { return continuation.resume(throwing: CancellationError()) }
         guard !disconnected else { return continuation.resume(throwing: DBusError.disconnected()) }
@@ -260,7 +263,7 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
         case .signal:
             receiveSignal(message)
         case .methodCall:
-            ObjectServer.handle(message, core: self)
+            if callHolds > 0 { holdCall(message) } else { ObjectServer.handle(message, core: self) }
         }
     }
 
@@ -281,6 +284,14 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
             default: break
             }
         }
+        if !subscriptions.isEmpty { deliver(message) }
+    }
+
+    /// Hands `message` to the subscriptions it matches. Apart, so that a signal with no
+    /// subscription (`NameAcquired` after `Hello`) never makes the runtime build a subscription's
+    /// type, whose first generic requirement checked scans all the binary's protocol conformances.
+    @inline(never)
+    private func deliver(_ message: Message) {
         for subscription in subscriptions.values where subscription.rule.matches(message, senderOwner: subscription.senderOwner) {
             subscription.continuation.yield(message)
         }
@@ -356,6 +367,7 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
         eventListeners = [:]
         for waiter in disconnectWaiters { waiter.resume() }
         disconnectWaiters = []
+        heldCalls = []
         objects.removeAll()
         raw.close()
         queue.stop()

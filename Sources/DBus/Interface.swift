@@ -134,6 +134,38 @@ public final class Interface: Sendable {
             MethodDeclaration(name: name, inputs: inputs, outputs: outputs, annotations: annotations, invoke: invoke))
     }
 
+    /// Declares a method whose signatures are known only at run time and whose handler may
+    /// answer with results already in wire format (``MethodResults/encoded(_:)``): a large reply
+    /// made straight from the handler's data. Values it returns must match `outputs`, as for
+    /// ``method(_:inputs:outputs:annotations:_:)``; encoded results must have `outputs`' signature.
+    public func method(
+        _ name: MemberName, inputs: [Argument], outputs: [Argument], annotations: [Annotation] = [],
+        results handler: @escaping @Sendable ([DBusValue]) async throws -> MethodResults
+    ) {
+        let expected = Signature(unchecked: outputs.map(\.type))
+        let checked: @Sendable ([DBusValue]) throws -> [DBusValue] = { result in
+            let actual = Signature(unchecked: result.map(\.type))
+            guard actual == expected else {
+                throw DBusError(.failed, "\(name) produced results of signature '\(actual)', not '\(expected)'")
+            }
+            return result
+        }
+        let invokeResults: @Sendable ([DBusValue]) async throws -> MethodResults = { body in
+            switch try await handler(body) {
+            case .values(let values): return .values(try checked(values))
+            case .encoded(let encoded):
+                guard encoded.signature == expected else {
+                    throw DBusError(.failed, "\(name) produced results of signature '\(encoded.signature)', not '\(expected)'")
+                }
+                return .encoded(EncodedResults(bytes: encoded.bytes, signature: encoded.signature) { try checked(encoded.fallback()) })
+            }
+        }
+        addMethod(
+            MethodDeclaration(
+                name: name, inputs: inputs, outputs: outputs, annotations: annotations,
+                invoke: { body in try await invokeResults(body).values() }, invokeResults: invokeResults))
+    }
+
     /// Declares a property whose value the library stores.
     ///
     /// Reading returns the stored value. Setting ``Property/value`` stores it

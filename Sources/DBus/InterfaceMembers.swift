@@ -82,17 +82,22 @@ struct MethodDeclaration: Sendable {
     let outputs: [Argument]
     let annotations: [Annotation]
     let invoke: @Sendable ([DBusValue]) async throws -> [DBusValue]
+    /// For a method that may answer with results already in wire format: called instead of
+    /// `invoke` when a call is handled.
+    let invokeResults: (@Sendable ([DBusValue]) async throws -> MethodResults)?
     let inputTypes: [DBusType]
 
     init(
         name: MemberName, inputs: [Argument], outputs: [Argument], annotations: [Annotation],
-        invoke: @escaping @Sendable ([DBusValue]) async throws -> [DBusValue]
+        invoke: @escaping @Sendable ([DBusValue]) async throws -> [DBusValue],
+        invokeResults: (@Sendable ([DBusValue]) async throws -> MethodResults)? = nil
     ) {
         self.name = name
         self.inputs = inputs
         self.outputs = outputs
         self.annotations = annotations
         self.invoke = invoke
+        self.invokeResults = invokeResults
         inputTypes = inputs.map(\.type)
     }
 

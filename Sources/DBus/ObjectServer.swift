@@ -44,7 +44,8 @@ extension Connection {
     /// Exports interfaces as one object at `path`.
     ///
     /// Export objects before requesting a bus name, so that no call can arrive
-    /// at a path that is not there yet.
+    /// at a path that is not there yet; or, to own the name sooner, hold the calls from
+    /// before the request until the objects are exported (``holdIncomingCalls()``).
     ///
     /// `executor` is where the object's method handlers (and property setters) run: nil for
     /// Swift's global executor; an app whose handlers must run on one queue (its main queue)
@@ -304,6 +305,16 @@ enum ObjectServer {
             let reply = later
             let context = MethodCallContext(sender: call.sender, path: path, interface: interface.name, member: member)
             do {
+                if let invokeResults = method.invokeResults {
+                    let results = try await MethodCallContext.$current.withValue(context) {
+                        try await invokeResults(call.body)
+                    }
+                    // Bytes written by the handler go to libdbus whole; refused, as values.
+                    if case .encoded(let encoded) = results, reply.encoded(encoded.bytes, signature: encoded.signature) {
+                        return
+                    }
+                    return reply.values(try results.values())
+                }
                 let results = try await MethodCallContext.$current.withValue(context) {
                     try await method.invoke(call.body)
                 }

@@ -26,6 +26,9 @@ struct WireBody {
         bytes.append(contentsOf: other)
     }
 
+    /// A 4-aligned UInt32 (an array's length to patch later).
+    mutating func appendUInt32(_ value: UInt32) { appendInteger(value) }
+
     private mutating func appendInteger<T: FixedWidthInteger>(_ value: T) {
         pad(to: MemoryLayout<T>.size)
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
@@ -120,7 +123,7 @@ struct WireBody {
         return appendSignature(signature) && append(value)
     }
 
-    private mutating func finishArray(lengthAt: Int, start: Int) -> Bool {
+    mutating func finishArray(lengthAt: Int, start: Int) -> Bool {
         let length = bytes.count - start
         // The D-Bus limit on an array's length.
         guard length <= 1 << 26 else { return false }
@@ -128,7 +131,7 @@ struct WireBody {
         return true
     }
 
-    private mutating func appendString(_ text: String) -> Bool {
+    mutating func appendString(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { utf8 in
             guard !utf8.contains(0) else { return false }
@@ -139,7 +142,7 @@ struct WireBody {
         }
     }
 
-    private mutating func appendSignature(_ text: String) -> Bool {
+    mutating func appendSignature(_ text: String) -> Bool {
         let utf8 = text.utf8
         guard utf8.count <= 255 else { return false }
         bytes.append(UInt8(utf8.count))

@@ -194,6 +194,33 @@ public final class MPRISService: Sendable {
     /// `PlayableContentManager.loadingDeadline` for each location). Returns the name owned.
     @discardableResult
     public func publish(on connection: Connection) async throws -> BusName {
+        // Objects first, then the name, so no call arrives before they exist.
+        try await export(on: connection)
+        do {
+            let name = try await connection.requestName(requestedName, orInstanceFallbackFor: getpid())
+            state.withLock { $0.busName = name }
+            return name
+        } catch {
+            await unpublish()
+            throw error
+        }
+    }
+
+    /// Exports the player on `connection` under `name`, a bus name the app already owns there
+    /// (``requestedName``, or its instance name from
+    /// `Connection.requestName(_:orInstanceFallbackFor:)`); ``unpublish()`` releases it.
+    ///
+    /// For an app that takes its name first, to be found sooner, and builds its player after:
+    /// it holds the connection's calls from before its request of the name
+    /// (`Connection.holdIncomingCalls()`) and releases them once this returns, so no call
+    /// reaches the player's path before it is exported. Otherwise as ``publish(on:)``.
+    public func publish(on connection: Connection, owning name: BusName) async throws {
+        try await export(on: connection)
+        state.withLock { $0.busName = name }
+    }
+
+    /// Follows the centres and exports the objects; nothing is left published if it throws.
+    private func export(on connection: Connection) async throws {
         player.setCanControl(canControl ?? commands.hasAvailableCommand)
         refresh()
         let player = self.player
@@ -218,7 +245,6 @@ public final class MPRISService: Sendable {
             trackList.refreshQueue()
         }
         await playlists?.start()
-        // Objects first, then the name, so no call arrives before they exist.
         let interfaces =
             [root.interface, player.interface, extensions.interface]
             + [trackList?.interface, playlists?.interface].compactMap { $0 }
@@ -233,14 +259,6 @@ public final class MPRISService: Sendable {
         state.withLock {
             $0.connection = connection
             $0.observations = observations
-        }
-        do {
-            let name = try await connection.requestName(requestedName, orInstanceFallbackFor: getpid())
-            state.withLock { $0.busName = name }
-            return name
-        } catch {
-            await unpublish()
-            throw error
         }
     }
 

@@ -103,13 +103,27 @@ struct MediaTreeNodes: Sendable {
         of entry: ContentEntry, filter: Filter, parent: ObjectPath? = nil,
         shown: (context: PlayableContentManagerContext, actions: ContentActionOffer)? = nil, listing: Bool = false
     ) -> [DBusValue.DictionaryEntry] {
-        let (context, offer) = shown ?? (content.context, content.actionOffer)
-        func text(_ value: String) -> DBusValue { .string(context.fitted(value)) }
         var values: [DBusValue.DictionaryEntry] = []
         values.reserveCapacity(25)
+        forEachProperty(of: entry, filter: filter, parent: parent, shown: shown, listing: listing) { name, value in
+            values.append(.init(.string(name), .variant(Variant(value))))
+        }
+        return values
+    }
+
+    /// Calls `emit` with each property of `entry` that `filter` asks for, in the order of a
+    /// `ListChildren` row: what ``properties(of:filter:parent:shown:listing:)`` collects, and
+    /// what a listing writes to the wire without collecting them (``encodedRows(_:filter:)``).
+    func forEachProperty(
+        of entry: ContentEntry, filter: Filter, parent: ObjectPath? = nil,
+        shown: (context: PlayableContentManagerContext, actions: ContentActionOffer)? = nil, listing: Bool = false,
+        _ emit: (String, DBusValue) -> Void
+    ) {
+        let (context, offer) = shown ?? (content.context, content.actionOffer)
+        func text(_ value: String) -> DBusValue { .string(context.fitted(value)) }
         func add(_ name: String, _ value: @autoclosure () -> DBusValue?) {
             guard filter.wants(name), let value = value() else { return }
-            values.append(.init(.string(name), .variant(Variant(value))))
+            emit(name, value)
         }
         let item = entry.item
         let parentPath = entry.path.isEmpty ? rootPath : parent ?? objectPath(for: entry.path.dropLast())
@@ -180,7 +194,6 @@ struct MediaTreeNodes: Sendable {
         if filter.wants("Actions"), case let actions = offer.actions(of: item), !listing || !actions.isEmpty {
             add("Actions", .array(.string, actions.map { .string($0) }))
         }
-        return values
     }
 
     /// `not-played`, `partially-played` or `fully-played` for a row whose container shows
@@ -341,15 +354,17 @@ struct MediaTreeNodes: Sendable {
         for (name, kind) in [("ListChildren", ContentListingKind.all), ("ListContainers", .containers), ("ListItems", .items)] {
             for sorted in [false, true] {
                 let inputs = Self.listArguments + (sorted ? [Self.sortByArgument] : [])
-                container.method(MemberName(stringLiteral: sorted ? name + "Ex" : name), inputs: inputs, outputs: Self.listResult) { body in
+                container.method(
+                    MemberName(stringLiteral: sorted ? name + "Ex" : name), inputs: inputs, outputs: Self.listResult
+                ) { body -> MethodResults in
                     let (offset, maximum, filter) = try Self.window(body, from: 0)
                     let sort = sorted ? try Self.sortOrder(body[3]) : .natural
                     let (path, listsChildren) = try nodes.calledNode()
-                    guard listsChildren else { return [nodes.dictionaries([], filter: filter)] }
+                    guard listsChildren else { return .values([nodes.dictionaries([], filter: filter)]) }
                     let listing = try await contentCall("list the children") {
                         try await content.listChildren(of: path, kind: kind, sortedBy: sort, offset: offset, maximum: maximum)
                     }
-                    return [nodes.dictionaries(listing.entries, filter: filter)]
+                    return nodes.listingResults(listing.entries, filter: filter)
                 }
             }
         }
@@ -358,16 +373,16 @@ struct MediaTreeNodes: Sendable {
         // filtered as a listing; offered where Searchable is true. A bad query is InvalidArgs.
         container.method(
             "SearchObjects", inputs: [Argument("Query", .string)] + Self.listArguments, outputs: Self.listResult
-        ) { body in
-            guard case .string(let text) = body[0] else { return [] }
+        ) { body -> MethodResults in
+            guard case .string(let text) = body[0] else { return .values([]) }
             let (offset, maximum, filter) = try Self.window(body, from: 1)
             let query = try SearchCriteria.parse(text)
             let (path, listsChildren) = try nodes.calledNode()
-            guard listsChildren else { return [nodes.dictionaries([], filter: filter)] }
+            guard listsChildren else { return .values([nodes.dictionaries([], filter: filter)]) }
             let found = try await contentCall("search") {
                 try await content.search(query, below: path, offset: offset, maximum: maximum)
             }
-            return [nodes.dictionaries(found, filter: filter)]
+            return nodes.listingResults(found, filter: filter)
         }
     }
 
@@ -396,8 +411,8 @@ struct MediaTreeNodes: Sendable {
         }
         node.method(
             "Search", inputs: [Argument("Text", .string)] + Self.listArguments, outputs: Self.listResult
-        ) { body in
-            guard case .string(let text) = body[0] else { return [] }
+        ) { body -> MethodResults in
+            guard case .string(let text) = body[0] else { return .values([]) }
             guard text.count <= SearchCriteria.maximumLength else {
                 throw DBusError(.invalidArgs, "The search text is longer than \(SearchCriteria.maximumLength) characters")
             }
@@ -406,7 +421,7 @@ struct MediaTreeNodes: Sendable {
             let found = try await contentCall("search") {
                 try await content.search(.text(text), below: path, offset: offset, maximum: maximum)
             }
-            return [nodes.dictionaries(found, filter: filter)]
+            return nodes.listingResults(found, filter: filter)
         }
     }
 
@@ -471,6 +486,36 @@ struct MediaTreeNodes: Sendable {
             try await contentCall("read the content again") { try await content.refreshContent() }
         }
         return root
+    }
+
+    /// A listing's reply: its rows written to the wire as they are visited, without a
+    /// ``DBusValue`` per row (a page of 100 tracks with every property is some 2,300 values,
+    /// boxed and then appended one by one through libdbus's iterators); as values, with the
+    /// same rows, when a row cannot be written so (libdbus then refuses it as before).
+    func listingResults(_ entries: [ContentEntry], filter: Filter) -> MethodResults {
+        guard let bytes = encodedRows(entries, filter: filter) else { return .values([dictionaries(entries, filter: filter)]) }
+        return .encoded(
+            EncodedResults(bytes: bytes, signature: Self.listSignature) { [self] in [dictionaries(entries, filter: filter)] })
+    }
+
+    static let listSignature = Signature(stringLiteral: "aa{sv}")
+
+    /// The rows of ``dictionaries(_:filter:)`` in wire format (`aa{sv}`), or nil when one cannot be written.
+    func encodedRows(_ entries: [ContentEntry], filter: Filter) -> [UInt8]? {
+        var parent: (path: ArraySlice<String>, objectPath: ObjectPath)?
+        let shown = (content.context, content.actionOffer)
+        // About 650 bytes a track with every property.
+        var rows = PropertyRows(capacity: entries.count * (filter.names == nil ? 768 : 128) + 16)
+        for entry in entries {
+            let parentPath = entry.path.dropLast()
+            if parent?.path != parentPath { parent = (parentPath, objectPath(for: Array(parentPath))) }
+            rows.appendRow { row in
+                forEachProperty(of: entry, filter: filter, parent: parent?.objectPath, shown: shown, listing: true) { name, value in
+                    row.add(name, value)
+                }
+            }
+        }
+        return rows.finish()
     }
 
     func dictionaries(_ entries: [ContentEntry], filter: Filter) -> DBusValue {

@@ -153,9 +153,10 @@ public final class LibraryContent: PlayableContentDataSource {
 
     /// Reads tracks by identifier from `library`, in one transaction; nil for those gone, or
     /// for all when the index cannot be read.
-    private static func reader(of library: MusicLibrary) -> @Sendable ([Track.ID]) -> [Track?] {
-        { ids in
-            do { return try library.tracks(identifiedBy: ids) } catch { return ids.map { _ in nil } }
+    private static func reader(of library: MusicLibrary) -> @Sendable ([TrackRows.Key]) -> [Track?] {
+        let covers = FolderCovers()
+        return { keys in
+            do { return try library.tracks(keys, covers: covers) } catch { return keys.map { _ in nil } }
         }
     }
 

@@ -53,7 +53,7 @@ final class LibraryContentModel: Sendable {
     ///     `tracks` in memory, which must then be ``Track`` values.
     ///   - resumePolicy: which tracks remember where they were left (their rows show progress).
     init<Outline: TrackOutlining>(
-        tracks input: [Outline], playlists inputPlaylists: [Playlist], reader: (@Sendable ([Track.ID]) -> [Track?])?,
+        tracks input: [Outline], playlists inputPlaylists: [Playlist], reader: (@Sendable ([TrackRows.Key]) -> [Track?])?,
         resumePolicy: ResumePolicy = .none, fieldReader: TrackFieldReader? = nil
     ) {
         sortKeys = LibrarySortKeys(fieldReader: fieldReader)
@@ -245,7 +245,9 @@ final class LibraryContentModel: Sendable {
         }
 
         if let reader {
-            rows = TrackRows(ids: tracks.map(\.id), fingerprints: tracks.map(\.fingerprint), source: .reader(reader))
+            rows = TrackRows(
+                ids: tracks.map(\.id), fingerprints: tracks.map(\.fingerprint), rowids: tracks.map(\.rowid),
+                source: .reader(reader))
         } else {
             // Kept in memory: only ``Track`` values can be.
             let kept = tracks.compactMap { $0 as? Track }

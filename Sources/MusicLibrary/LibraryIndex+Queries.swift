@@ -16,6 +16,8 @@ extension LibraryIndex {
     /// One track by path: the SQL made once, not joined and hashed again for each track a page
     /// reads (the prepared statements are found by their text).
     static let trackByPath = trackColumns + " WHERE path = ?"
+    /// One track by rowid: the table's own key, without descending the path's index first.
+    static let trackByRowid = trackColumns + " WHERE rowid = ?"
 
     /// Every track, ordered by album artist (else first artist), album, disc number, track number,
     /// title (case-insensitively), then path.
@@ -41,7 +43,7 @@ extension LibraryIndex {
         outlines.reserveCapacity(try trackCount())
         let sql = """
             SELECT path, title, artists, album, album_artists, disc_number, track_number, release_date, size,
-                modified, embedded_art, duration, genres
+                modified, embedded_art, duration, genres, rowid
             FROM tracks
             """ + Self.libraryOrder
         try database.forEachRow(sql) { row throws(SQLiteError) in
@@ -60,7 +62,8 @@ extension LibraryIndex {
                     albumArtists: Self.split(row.text(4)), discNumber: row.integer(5).map(Int.init),
                     trackNumber: row.integer(6).map(Int.init), releaseDate: row.text(7),
                     duration: row.integer(11).map { .nanoseconds($0) }, genres: Self.split(row.text(12)),
-                    hasArtwork: embedded != nil || cover != nil, fingerprint: hasher.finalize()))
+                    hasArtwork: embedded != nil || cover != nil, fingerprint: hasher.finalize(),
+                    rowid: row.integer(13) ?? 0))
         }
         return outlines
     }
@@ -95,16 +98,42 @@ extension LibraryIndex {
 
     /// The track at `path`, its folder's cover as its artwork when it has none of its own;
     /// `folderArt` keeps each folder's cover for the next track of the same folder.
-    private func track(path: String, folderArt: inout [Substring: URL?]) throws(SQLiteError) -> Track? {
+    private func track(
+        path: String, folderArt: inout [Substring: URL?], covers: [Substring: String]? = nil
+    ) throws(SQLiteError) -> Track? {
         var found: Track?
         try database.forEachRow(Self.trackByPath, [.text(path)]) { row throws(SQLiteError) in
             found = track(row, folderArt: nil)
         }
+        return try withFolderArt(found, path: path, folderArt: &folderArt, covers: covers)
+    }
+
+    /// The track at `path` read by `rowid`: by path when that row is no longer this track's
+    /// (the track was indexed again since the tree was built).
+    private func track(
+        path: String, rowid: Int64, folderArt: inout [Substring: URL?], covers: [Substring: String]?
+    ) throws(SQLiteError) -> Track? {
+        var found: Track?
+        try database.forEachRow(Self.trackByRowid, [.integer(rowid)]) { row throws(SQLiteError) in
+            if row.text(0) == path { found = track(row, folderArt: nil) }
+        }
+        guard let found else { return try track(path: path, folderArt: &folderArt, covers: covers) }
+        return try withFolderArt(found, path: path, folderArt: &folderArt, covers: covers)
+    }
+
+    /// `found` with its folder's cover as its artwork when it has none of its own: from `covers`
+    /// (every folder's, read once) when given, else looked up.
+    private func withFolderArt(
+        _ found: Track?, path: String, folderArt: inout [Substring: URL?], covers: [Substring: String]? = nil
+    ) throws(SQLiteError) -> Track? {
         guard var track = found, track.artwork == nil else { return found }
         let folder = Self.folder(of: path)
         let url: URL?
         if let known = folderArt[folder] {
             url = known
+        } else if let covers {
+            url = covers[folder].map(fileURL)
+            folderArt[folder] = .some(url)
         } else {
             url = try coverURL(ofFolder: String(folder))
             folderArt[folder] = .some(url)
@@ -136,6 +165,21 @@ extension LibraryIndex {
         try database.readTransaction {
             var folderArt: [Substring: URL?] = [:]
             return try paths.map { path throws(SQLiteError) -> Track? in try track(path: path, folderArt: &folderArt) }
+        }
+    }
+
+    /// The tracks `keys` name, in order, each by rowid where known; nil where none is indexed.
+    /// One read transaction. Folders' covers come from `covers`, which reads them all the first
+    /// time and keeps them for the tree it belongs to: a page of the Tracks tab spans as many
+    /// folders as tracks, and a lookup for each was a sixth of its reads.
+    func tracks(keys: [TrackRows.Key], covers: FolderCovers) throws -> [Track?] {
+        try database.readTransaction {
+            let known = try covers.files { () throws(SQLiteError) in try folderArtFiles() }
+            var folderArt: [Substring: URL?] = [:]
+            return try keys.map { key throws(SQLiteError) -> Track? in
+                if let rowid = key.rowid { try track(path: key.id, rowid: rowid, folderArt: &folderArt, covers: known) }
+                else { try track(path: key.id, folderArt: &folderArt, covers: known) }
+            }
         }
     }
 

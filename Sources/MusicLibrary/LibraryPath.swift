@@ -27,7 +27,14 @@ enum LibraryPath {
             default: parts.append(part)
             }
         }
-        return "/" + parts.joined(separator: "/")
+        // Appended, not `joined(separator:)`, whose generic witness lookup is a scan of all the
+        // binary's protocol conformances the first time: this runs before the daemon's bus name.
+        var normalised = ""
+        for part in parts {
+            normalised.append("/")
+            normalised.append(contentsOf: part)
+        }
+        return normalised.isEmpty ? "/" : normalised
     }
 
     /// The absolute path of `relative` (a path relative to `root`; "" is the root itself).

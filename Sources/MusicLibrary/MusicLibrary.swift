@@ -119,6 +119,11 @@ public final class MusicLibrary: Sendable {
         try read { try $0.tracks(paths: ids) }
     }
 
+    /// The tracks `keys` name, in order, nil for those not indexed: read by rowid where known.
+    func tracks(_ keys: [TrackRows.Key], covers: FolderCovers) throws -> [Track?] {
+        try read { try $0.tracks(keys: keys, covers: covers) }
+    }
+
     /// The track with the identifier `id` (its path relative to ``root``), or nil.
     public func track(id: Track.ID) throws -> Track? {
         try read { try $0.track(path: id) }

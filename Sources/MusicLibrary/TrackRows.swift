@@ -22,7 +22,15 @@ final class TrackRows: Sendable {
         case memory([Track])
         /// A reader of the tracks with some paths, in order (the index, in one transaction); nil
         /// for those gone.
-        case reader(@Sendable ([Track.ID]) -> [Track?])
+        case reader(@Sendable ([Key]) -> [Track?])
+    }
+
+    /// A track to read: its path, and its row in the index when known (found by rowid, the
+    /// table's own key, rather than through the path's index; the path tells a row since
+    /// given to another track).
+    struct Key: Sendable {
+        let id: Track.ID
+        let rowid: Int64?
     }
 
     private let source: Source
@@ -32,6 +40,8 @@ final class TrackRows: Sendable {
     private let pathEnds: [Int32]
     /// Track numbers ordered by their paths' bytes: a path is found by binary search.
     private let byPath: [Int32]
+    /// Each track's row in the index, 0 where unknown; empty when none is known.
+    private let rowids: [Int64]
     /// Each track's ``TrackOutlining/fingerprint``: what tells a rebuilt tree's changed rows
     /// from those it shows as before.
     let fingerprints: [Int]
@@ -40,10 +50,13 @@ final class TrackRows: Sendable {
     /// How many tracks a generation keeps: more than a page of rows and the rows around it.
     static let tracksKept = 512
 
-    /// The rows of `ids` (unique), with their fingerprints, their fields from `source`.
-    init(ids: [Track.ID], fingerprints: [Int], source: Source) {
+    /// The rows of `ids` (unique), with their fingerprints and their rows in the index (0 where
+    /// unknown, or none), their fields from `source`.
+    init(ids: [Track.ID], fingerprints: [Int], rowids: [Int64] = [], source: Source) {
+        precondition(rowids.isEmpty || rowids.count == ids.count, "a rowid per track, or none")
         self.source = source
         self.fingerprints = fingerprints
+        self.rowids = rowids
         var bytes: [UInt8] = []
         var ends: [Int32] = []
         ends.reserveCapacity(ids.count)
@@ -122,7 +135,7 @@ final class TrackRows: Sendable {
             return indexes.filter { !recent.contains($0) }
         }
         guard !missing.isEmpty else { return }
-        let tracks = read(missing.map(id))
+        let tracks = read(missing.map { Key(id: id($0), rowid: rowids.isEmpty || rowids[$0] == 0 ? nil : rowids[$0]) })
         recent.withLock { recent in
             for (index, track) in zip(missing, tracks) {
                 if let track { recent.insert(track, for: index) }
@@ -153,6 +166,23 @@ final class TrackRows: Sendable {
     }
 }
 
+/// Every folder's cover image as the index holds it, read once for a tree (its first page of
+/// tracks) and kept with its reader: what a row of a track without a cover of its own shows.
+/// The tree is built again when a cover changes (a track's outline counts its cover).
+final class FolderCovers: Sendable {
+    private let kept = Mutex<[Substring: String]?>(nil)
+
+    init() {}
+
+    /// The folders' covers, read with `read` the first time.
+    func files(_ read: () throws(SQLiteError) -> [Substring: String]) throws(SQLiteError) -> [Substring: String] {
+        if let files = kept.withLock({ $0 }) { return files }
+        let files = try read()
+        kept.withLock { $0 = files }
+        return files
+    }
+}
+
 /// What the tree is built from for each track: a ``Track``, or the few fields of an index row
 /// (``TrackOutline``) when the tree reads its rows from the index.
 protocol TrackOutlining {
@@ -167,6 +197,8 @@ protocol TrackOutlining {
     /// The length, and the genres: whether the track remembers where it was left (see ``ResumePolicy``).
     var duration: Duration? { get }
     var genres: [String] { get }
+    /// The track's row in the index, when it comes from there (0 otherwise).
+    var rowid: Int64 { get }
     /// Whether the track has a cover (embedded, or an image in its folder).
     var hasArtwork: Bool { get }
     /// Changes whenever anything its row shows changes (equal values otherwise, within one
@@ -176,6 +208,7 @@ protocol TrackOutlining {
 
 extension Track: TrackOutlining {
     var hasArtwork: Bool { artwork != nil }
+    var rowid: Int64 { 0 }
     var fingerprint: Int { hashValue }
 }
 
@@ -195,4 +228,5 @@ struct TrackOutline: TrackOutlining, Sendable {
     var genres: [String]
     var hasArtwork: Bool
     var fingerprint: Int
+    var rowid: Int64
 }

@@ -14,9 +14,12 @@ import UnixSignals
 
 /// The daemon: the library, the player and its MPRIS face, as services in one service group.
 ///
-/// The group starts every service at once; milestones order their start, chosen for speed:
-/// the player takes its commands, then publishes and owns its bus name (clients find it
-/// within milliseconds), then the tree opens the library and publishes itself, then the saved
+/// The player's bus name is owned first, before the services are built, with the
+/// connection's calls held until the player's objects are exported (``ownPlayerName(_:on:)``):
+/// clients find the player within milliseconds, and a call that comes at once is answered as
+/// soon as the player can. The group starts every service at once; milestones order their
+/// start, chosen for speed: the player takes its commands, then publishes its objects (the
+/// calls held are handled), then the tree opens the library and publishes itself, then the saved
 /// queue is restored (the daemon is ready), then Bluetooth registers, the outputs are followed
 /// and the library is rescanned and followed. GStreamer is loaded when something plays, or
 /// once ready to follow the audio outputs when the sink can choose one (`autoaudiosink`,
@@ -35,18 +38,31 @@ enum Daemon {
     /// they give up waiting at once (``valueUnlessCancelled(of:)``).
     static let cancellationDeadline = Duration.seconds(2)
 
-    /// Connects to the message bus `settings` names.
-    static func connect(_ settings: ServeSettings) async throws -> Connection {
-        try await settings.bus == .system ? Connection.system() : Connection.session()
+    /// Connects to the message bus `bus`.
+    static func connect(_ bus: BusKind) async throws -> Connection {
+        try await bus == .system ? Connection.system() : Connection.session()
     }
 
-    /// The unique name of the connection that owns this player's name on the bus, if any.
-    static func runningPlayer(_ settings: ServeSettings, on connection: Connection) async throws -> BusName? {
-        try await connection.nameOwner(of: BusName(validating: "org.mpris.MediaPlayer2.\(settings.playerName)"))
+    /// The unique name of the connection that owns the name of the player called `playerName`
+    /// on the bus, if any.
+    static func runningPlayer(_ playerName: String, on connection: Connection) async throws -> BusName? {
+        try await connection.nameOwner(of: BusName(validating: "org.mpris.MediaPlayer2.\(playerName)"))
+    }
+
+    /// Owns `org.mpris.MediaPlayer2.<name>` (or its instance name, when another player has it)
+    /// before the player exists, with every call to the connection held until ``PlayerService``
+    /// has exported the player's objects: no call reaches a path that is not there yet.
+    static func ownPlayerName(_ playerName: String, on connection: Connection) async throws -> OwnedPlayerName {
+        let calls = connection.holdIncomingCalls()
+        let name = try await connection.requestName(
+            BusName(validating: "org.mpris.MediaPlayer2.\(playerName)"), orInstanceFallbackFor: getpid())
+        return OwnedPlayerName(name: name, calls: calls)
     }
 
     /// The daemon's services on `connection`, ready to run; SIGTERM and SIGINT stop them gracefully.
-    static func serviceGroup(settings: ServeSettings, connection: Connection, logger: Logger) throws -> ServiceGroup {
+    static func serviceGroup(
+        settings: ServeSettings, connection: Connection, playerName: OwnedPlayerName, logger: Logger
+    ) throws -> ServiceGroup {
         let commands = RemoteCommandCenter()
         let nowPlaying = NowPlayingInfoCenter()
         let playbackStarted = Milestone<Void>()
@@ -106,7 +122,7 @@ enum Daemon {
             BusService(connection: connection, logger: logger),
             OutputsService(audio: audio, ready: ready),
             PlayerService(
-                mpris: mpris, connection: connection, settings: settings, logger: logger,
+                mpris: mpris, connection: connection, settings: settings, logger: logger, ownedName: playerName,
                 playbackStarted: playbackStarted, nameOwned: nameOwned),
             TreeService(
                 settings: settings, logger: logger, connection: connection, player: player, nowPlaying: nowPlaying,
@@ -142,4 +158,11 @@ enum Daemon {
         configuration.maximumCancellationDuration = cancellationDeadline
         return ServiceGroup(configuration: configuration)
     }
+}
+
+/// The player's bus name, owned before its objects exist, and the hold on the connection's
+/// calls that ``PlayerService`` releases once they are exported.
+struct OwnedPlayerName: Sendable {
+    let name: BusName
+    let calls: IncomingCallHold
 }

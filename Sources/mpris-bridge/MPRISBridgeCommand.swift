@@ -26,6 +26,21 @@ struct MPRISBridgeCommand: AsyncParsableCommand {
         version: Version.current,
         subcommands: [Serve.self, Scan.self],
         defaultSubcommand: Serve.self)
+
+    /// An ordinary start (`serve`'s options, all valid) is parsed without ArgumentParser, which
+    /// would cost about a millisecond before the bus name (``ServeOptions``); anything else is
+    /// ArgumentParser's, as it always was: help, completions, `scan`, errors and their messages.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        guard let options = ServeOptions(quickParsing: arguments), (try? options.validate()) != nil else {
+            return await main(arguments)
+        }
+        do {
+            try await options.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Options every subcommand shares: which library, and where its index lives.
@@ -42,16 +57,18 @@ struct LibraryOptions: ParsableArguments {
     func libraryPath(_ paths: Paths) -> String { absolute(library ?? paths.musicDirectory) }
     func cachePath(_ paths: Paths) -> String { absolute(cacheDir ?? paths.cacheDirectory) }
 
-    func makeLogger() -> Logger {
-        let level = logLevel
-        let budget = RateLimitedLogHandler.Budget()
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return RateLimitedLogHandler(handler, budget: budget)
-        }
-        return Logger(label: "mpris-bridge")
+    func makeLogger() -> Logger { mpris_bridge.makeLogger(level: logLevel) }
+}
+
+/// The daemon's logger, to stderr at `level` and above, each label's lines rate-limited.
+func makeLogger(level: Logger.Level) -> Logger {
+    let budget = RateLimitedLogHandler.Budget()
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return RateLimitedLogHandler(handler, budget: budget)
     }
+    return Logger(label: "mpris-bridge")
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
@@ -69,22 +86,25 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve", abstract: "Serve the library as an MPRIS player (the default).")
 
+    /// The defaults shown in the help: ``ServeOptions``'s.
+    private static let defaults = ServeOptions()
+
     @OptionGroup var libraryOptions: LibraryOptions
 
     @Option(
         help:
             "The player's name: the bus names are org.mpris.MediaPlayer2.<name> (…<name>.instance<pid> when taken) and org.gnome.UPnP.MediaServer2.<name>."
     )
-    var name = "mprisbridge"
+    var name = defaults.name
 
     @Option(help: "The message bus: session or system (there, OpenUri and AddTrack open only files inside the library).")
-    var bus: BusKind = .session
+    var bus: BusKind = defaults.bus
 
     @Option(
         help:
             "The audio output, as a gst-launch-1.0 description: \"pulsesink device=…\" for one output, \"fakesink sync=true\" with no sound card."
     )
-    var audioSink = "autoaudiosink"
+    var audioSink = defaults.audioSink
 
     @Option(
         help: ArgumentHelp(
@@ -99,34 +119,34 @@ struct Serve: AsyncParsableCommand {
         help:
             "Register the player with BlueZ (org.bluez.Media1) on every Bluetooth adapter on the system bus, so a car shows it without mpris-proxy."
     )
-    var bluetooth = false
+    var bluetooth = defaults.bluetooth
 
     @Flag(help: "Do not rescan the library at start (use the index as it is).")
-    var noScan = false
+    var noScan = defaults.noScan
 
     @Flag(help: "Do not follow changes in the music folder (a Rescan, or mpris-bridge scan, shows them).")
-    var noWatch = false
+    var noWatch = defaults.noWatch
 
     @Option(
         help: ArgumentHelp(
             "The media tree's tabs: full (Artists, Albums, Tracks, Playlists, Folders, Recent) or car (Recent, Artists, Albums, Playlists, with a car's limits: 4 tabs, and while driving 21 rows, 3 levels, 120 characters).",
             valueName: "layout"))
-    var treeLayout: LibraryContent.Layout = .full
+    var treeLayout: LibraryContent.Layout = defaults.treeLayout
 
     @Flag(help: "Exit at once, successfully, when a player of this name already serves on the bus (the desktop entry's Exec).")
-    var unlessRunning = false
+    var unlessRunning = defaults.unlessRunning
 
     @Option(
         help: ArgumentHelp(
             "The most rows of the media tree kept in memory (at least 100); containers browsed least recently are read again from the index when reached.",
             valueName: "rows"))
-    var treeCacheRows = ServeSettings.defaultTreeCacheRows
+    var treeCacheRows = defaults.treeCacheRows
 
     @Option(
         help: ArgumentHelp(
             "Tracks longer than this remember where they were left and resume there: seconds, or a length such as 20m, 1h30m or 90s; 0 or off: length alone does not.",
             valueName: "length"))
-    var resumeLongerThan = ResumeLength(ResumePolicy.defaultMinimumDuration)
+    var resumeLongerThan = defaults.resumeLongerThan
 
     @Option(
         help: ArgumentHelp(
@@ -141,16 +161,16 @@ struct Serve: AsyncParsableCommand {
     var resumeGenre: [String] = []
 
     @Flag(help: "Do not serve MPD clients (mpc, phone apps, head units, Home Assistant, Snapcast).")
-    var noMpd = false
+    var noMpd = defaults.noMpd
 
     @Option(help: ArgumentHelp("The MPD port (0: any free port, which the log names).", valueName: "port"))
-    var mpdPort = 6600
+    var mpdPort = defaults.mpdPort
 
     @Option(
         help: ArgumentHelp(
             "The address MPD clients connect to; loopback unless you mean to be reached from the network.",
             valueName: "address"))
-    var mpdBind = "127.0.0.1"
+    var mpdBind = defaults.mpdBind
 
     @Option(
         help: ArgumentHelp(
@@ -163,53 +183,41 @@ struct Serve: AsyncParsableCommand {
             valueName: "file"))
     var mpdPasswordFile: String?
 
-    func validate() throws {
-        if !(0...65535).contains(mpdPort) { throw ValidationError("--mpd-port \(mpdPort): 0 to 65535") }
-        if let mpdPasswordFile { _ = try MPDServerConfiguration.load(passwordFile: absolute(mpdPasswordFile)) }
-        let valid = !name.isEmpty && name.first.map { !$0.isNumber } == true
-            && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
-        guard valid else {
-            throw ValidationError("--name must be letters, digits, _ or -, not starting with a digit: \"\(name)\"")
-        }
-        if let library = libraryOptions.library, !isDirectory(absolute(library)) {
-            throw ValidationError("--library \(library): no such folder")
-        }
-        if let replayGain, AudioSession.ReplayGainMode(rawValue: replayGain) == nil {
-            throw ValidationError("--replay-gain \"\(replayGain)\": off, track or album")
-        }
-        if treeCacheRows < 100 {
-            throw ValidationError("--tree-cache-rows \(treeCacheRows): at least 100")
-        }
-        if let empty = resumeGenre.first(where: { $0.allSatisfy(\.isWhitespace) }) {
-            throw ValidationError("--resume-genre \"\(empty)\": a genre needs a name (or off)")
-        }
-        _ = try resumePolicy(library: libraryOptions.libraryPath(Paths()))
+    /// The options' values, for ``ServeOptions``'s checks and start.
+    var options: ServeOptions {
+        var options = ServeOptions()
+        options.library = libraryOptions.library
+        options.cacheDir = libraryOptions.cacheDir
+        options.logLevel = libraryOptions.logLevel
+        options.name = name
+        options.bus = bus
+        options.audioSink = audioSink
+        options.replayGain = replayGain
+        options.stateDir = stateDir
+        options.bluetooth = bluetooth
+        options.noScan = noScan
+        options.noWatch = noWatch
+        options.treeLayout = treeLayout
+        options.unlessRunning = unlessRunning
+        options.treeCacheRows = treeCacheRows
+        options.resumeLongerThan = resumeLongerThan
+        options.resumeFolder = resumeFolder
+        options.resumeGenre = resumeGenre
+        options.noMpd = noMpd
+        options.mpdPort = mpdPort
+        options.mpdBind = mpdBind
+        options.mpdSocket = mpdSocket
+        options.mpdPasswordFile = mpdPasswordFile
+        return options
     }
 
-    /// The MPD face's settings, from the options; nil with `--no-mpd`.
-    func mpdSettings(_ paths: Paths) throws -> MPDSettings? {
-        guard !noMpd else { return nil }
-        var server = MPDServerConfiguration()
-        server.tcpHost = mpdBind
-        server.tcpPort = mpdPort
-        server.unixSocketPath = mpdSocket.map(absolute) ?? paths.runtimeDirectory.map { $0 + "/mpd.socket" }
-        if let mpdPasswordFile { server.passwords = try MPDServerConfiguration.load(passwordFile: absolute(mpdPasswordFile)) }
-        return MPDSettings(server: server)
-    }
+    func validate() throws { try options.validate() }
 
-    /// Which tracks resume, from the options; a folder outside the library is an error.
-    func resumePolicy(library: String) throws -> ResumePolicy {
-        let genres =
-            resumeGenre.isEmpty
-            ? ResumePolicy.defaultGenres : resumeGenre.filter { $0.lowercased() != "off" }
-        do {
-            return try ResumePolicy(
-                minimumDuration: resumeLongerThan.duration, folders: resumeFolder, genres: genres, in: library)
-        } catch MusicLibraryError.folderOutsideLibrary(let folder) {
-            throw ValidationError("--resume-folder \(folder): not a folder of the library \(library)")
-        }
-    }
+    func run() async throws { try await options.run() }
+}
 
+extension ServeOptions {
+    /// Serves until SIGTERM, SIGINT, a remote's Quit or the loss of the bus.
     func run() async throws {
         // glibc gives each thread that allocates an arena of its own, up to 8 per core; the
         // daemon's threads (Swift's pool, GStreamer's streaming threads) then hold memory in
@@ -224,38 +232,50 @@ struct Serve: AsyncParsableCommand {
         // sink, a client that hung up) fails with EPIPE, which the writer handles; SIGPIPE's
         // default would end the daemon silently, its state unsaved.
         _ = signal(SIGPIPE, SIG_IGN)
-        let paths = Paths()
-        let logger = libraryOptions.makeLogger()
-        let library = libraryOptions.libraryPath(paths)
-        if !isDirectory(library) {
-            logger.warning("no music folder at \(library): serving an empty library (pass --library DIR)")
-        }
-        let settings = ServeSettings(
-            library: library, libraryWasGiven: libraryOptions.library != nil, playerName: name, bus: bus,
-            audioSink: audioSink, stateDirectory: absolute(stateDir ?? paths.stateDirectory),
-            cacheDirectory: libraryOptions.cachePath(paths), scansAtStart: !noScan && isDirectory(library),
-            watchesLibrary: !noWatch && isDirectory(library), resumePolicy: try resumePolicy(library: library),
-            replayGain: replayGain.flatMap(AudioSession.ReplayGainMode.init(rawValue:)), unlessRunning: unlessRunning,
-            treeLayout: treeLayout, treeCacheRows: treeCacheRows, registersWithBluetooth: bluetooth,
-            mpd: try mpdSettings(paths))
+        let logger = makeLogger(level: logLevel)
         do {
-            let connection = try await Daemon.connect(settings)
-            if unlessRunning, let owner = try await Daemon.runningPlayer(settings, on: connection) {
+            let connection = try await Daemon.connect(bus)
+            if unlessRunning, let owner = try await Daemon.runningPlayer(name, on: connection) {
                 logger.info("a player named \(name) already serves on this bus (\(owner)); nothing to start")
                 connection.close()
                 return
             }
-            try await Daemon.serviceGroup(settings: settings, connection: connection, logger: logger).run()
+            // The name first, the settings and the player made after, with its calls held
+            // meanwhile: clients find the player sooner (Benchmarks/README.md, "Start-up: exec →
+            // bus name"). Nothing before it looks up a protocol conformance, whose first lookup
+            // scans all the binary's (the resume policy's set of genres, a dictionary).
+            let playerName = try await Daemon.ownPlayerName(name, on: connection)
+            let settings = try settings(logger: logger)
+            try await Daemon.serviceGroup(settings: settings, connection: connection, playerName: playerName, logger: logger)
+                .run()
         } catch {
             logger.critical("\(error)")
             throw ExitCode.failure
         }
     }
+
+    /// What the daemon serves with, from the options and the environment; throws only what
+    /// ``validate()`` has checked already.
+    private func settings(logger: Logger) throws -> ServeSettings {
+        let paths = Paths()
+        let library = libraryPath(paths)
+        if !isDirectory(library) {
+            logger.warning("no music folder at \(library): serving an empty library (pass --library DIR)")
+        }
+        return ServeSettings(
+            library: library, libraryWasGiven: self.library != nil, playerName: name, bus: bus,
+            audioSink: audioSink, stateDirectory: absolute(stateDir ?? paths.stateDirectory),
+            cacheDirectory: cachePath(paths), scansAtStart: !noScan && isDirectory(library),
+            watchesLibrary: !noWatch && isDirectory(library), resumePolicy: try resumePolicy(library: library),
+            replayGain: replayGain.flatMap(AudioSession.ReplayGainMode.init(rawValue:)), unlessRunning: unlessRunning,
+            treeLayout: treeLayout, treeCacheRows: treeCacheRows, registersWithBluetooth: bluetooth,
+            mpd: try mpdSettings(paths))
+    }
 }
 
 /// A length from the command line: seconds (`1200`, `90.5`), or hours, minutes and seconds
 /// (`1h30m`, `20m`, `90s`, `1m30s`); `0` or `off` for none.
-struct ResumeLength: ExpressibleByArgument, Sendable {
+struct ResumeLength: ExpressibleByArgument, Equatable, Sendable {
     /// Nil for none.
     var duration: Duration?
 

@@ -10,17 +10,24 @@
 /// Where the daemon finds music and keeps its files, after the XDG base
 /// directory and user-dirs specifications.
 struct Paths {
-    var environment: [String: String]
+    /// An environment variable's value.
+    private let environment: @Sendable (String) -> String?
 
-    init(environment: [String: String] = Paths.processEnvironment()) {
-        self.environment = environment
+    /// The process's environment, each variable read when asked: no dictionary of it all, whose
+    /// first use costs a scan of the binary's protocol conformances before the bus name.
+    init() {
+        environment = { name in getenv(name).map { String(cString: $0) } }
     }
 
-    var home: String { environment["HOME"] ?? "/" }
+    init(environment: [String: String]) {
+        self.environment = { environment[$0] }
+    }
+
+    var home: String { environment("HOME") ?? "/" }
 
     /// `$XDG_MUSIC_DIR` from `user-dirs.dirs`, else `~/Music`.
     var musicDirectory: String {
-        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
+        let configHome = environment("XDG_CONFIG_HOME").flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
         if let text = try? String(contentsOfFile: configHome + "/user-dirs.dirs", encoding: .utf8),
             let line = text.split(separator: "\n").first(where: { $0.hasPrefix("XDG_MUSIC_DIR=") })
         {
@@ -35,30 +42,17 @@ struct Paths {
 
     /// `$XDG_STATE_HOME/mpris-bridge`: the saved queue and position.
     var stateDirectory: String {
-        (environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/state") + "/mpris-bridge"
+        (environment("XDG_STATE_HOME").flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/state") + "/mpris-bridge"
     }
 
     /// `$XDG_CACHE_HOME/mpris-bridge`: the index and artwork, which can be rebuilt.
     var cacheDirectory: String {
-        (environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.cache") + "/mpris-bridge"
+        (environment("XDG_CACHE_HOME").flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.cache") + "/mpris-bridge"
     }
 
     /// `$XDG_RUNTIME_DIR/mpris-bridge`: the MPD socket; nil when the session has no runtime folder.
     var runtimeDirectory: String? {
-        environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 + "/mpris-bridge" }
-    }
-
-    static func processEnvironment() -> [String: String] {
-        var values: [String: String] = [:]
-        var entry = environ
-        while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if let equals = text.firstIndex(of: "=") {
-                values[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            entry += 1
-        }
-        return values
+        environment("XDG_RUNTIME_DIR").flatMap { $0.isEmpty ? nil : $0 + "/mpris-bridge" }
     }
 }
 

@@ -1,3 +1,4 @@
+import DBusTestSupport
 import Foundation
 import Glibc
 import ProcessTestSupport
@@ -53,6 +54,38 @@ import Testing
             #expect(line.contains("libgstreamer-1.0.so.0"), "the reason names the library: \(line)")
             #expect(try await daemon.playerctl("status") != "Playing")
             #expect(kill(daemon.process.pid, 0) == 0, "the daemon still runs")
+        }
+    }
+
+    /// The player's name is owned before its objects exist, with the connection's calls held
+    /// until they do: a client that calls the moment the name appears (a shell listing players)
+    /// gets the player's answers, never `UnknownObject` or `UnknownMethod`, start after start.
+    @Test func callsSentTheMomentTheNameAppearsGetThePlayersAnswers() async throws {
+        let folder = try TemporaryDirectory(prefix: "call-on-start")
+        defer { folder.remove() }
+        try FileManager.default.createDirectory(atPath: folder.path + "/music", withIntermediateDirectories: true)
+        try await PrivateBus.with { bus in
+            let client = try ChildProcess.spawn(
+                PrivateBus.systemPython, [pythonScript("call_on_start.py"), DaemonFixture.busName],
+                environment: bus.pythonEnvironment)
+            defer { client.kill() }
+            _ = try await client.waitForLine { $0 == "watching" }
+            var answered: [String] = []
+            for start in 1...20 {
+                let daemon = try ChildProcess.spawn(
+                    daemonExecutable,
+                    [
+                        "--library", folder.path + "/music", "--cache-dir", folder.path + "/cache", "--state-dir",
+                        folder.path + "/state", "--audio-sink", "fakesink sync=true", "--no-mpd", "--no-scan", "--no-watch",
+                    ], environment: bus.environment)
+                defer { daemon.kill() }
+                let line = try await client.waitForLine(timeout: .seconds(20)) { $0.hasPrefix("start \(start) ") }
+                #expect(line.hasPrefix("start \(start) ok "), "\(line)")
+                answered.append(String(line.split(separator: " ").last ?? ""))
+                kill(daemon.pid, SIGTERM)
+                #expect(try await daemon.waitForExit(timeout: .seconds(10)) == 0)
+            }
+            print("signal → last reply, ms, per start: \(answered.joined(separator: " "))")
         }
     }
 }
