@@ -124,10 +124,7 @@ public final class Interface: Sendable {
         let expected = Signature(unchecked: outputs.map(\.type))
         let invoke: @Sendable ([DBusValue]) async throws -> [DBusValue] = { body in
             let result = try await handler(body)
-            let actual = Signature(unchecked: result.map(\.type))
-            guard actual == expected else {
-                throw DBusError(.failed, "\(name) produced results of signature '\(actual)', not '\(expected)'")
-            }
+            try Self.check(Signature(unchecked: result.map(\.type)), of: name, is: expected)
             return result
         }
         addMethod(
@@ -144,19 +141,14 @@ public final class Interface: Sendable {
     ) {
         let expected = Signature(unchecked: outputs.map(\.type))
         let checked: @Sendable ([DBusValue]) throws -> [DBusValue] = { result in
-            let actual = Signature(unchecked: result.map(\.type))
-            guard actual == expected else {
-                throw DBusError(.failed, "\(name) produced results of signature '\(actual)', not '\(expected)'")
-            }
+            try Self.check(Signature(unchecked: result.map(\.type)), of: name, is: expected)
             return result
         }
         let invokeResults: @Sendable ([DBusValue]) async throws -> MethodResults = { body in
             switch try await handler(body) {
             case .values(let values): return .values(try checked(values))
             case .encoded(let encoded):
-                guard encoded.signature == expected else {
-                    throw DBusError(.failed, "\(name) produced results of signature '\(encoded.signature)', not '\(expected)'")
-                }
+                try Self.check(encoded.signature, of: name, is: expected)
                 return .encoded(EncodedResults(bytes: encoded.bytes, signature: encoded.signature) { try checked(encoded.fallback()) })
             }
         }
@@ -164,6 +156,14 @@ public final class Interface: Sendable {
             MethodDeclaration(
                 name: name, inputs: inputs, outputs: outputs, annotations: annotations,
                 invoke: { body in try await invokeResults(body).values() }, invokeResults: invokeResults))
+    }
+
+    /// Fails the call when a handler's results, of signature `actual`, are not the `expected`
+    /// outputs of method `name`: the caller would otherwise get a reply its declaration denies.
+    private static func check(_ actual: Signature, of name: MemberName, is expected: Signature) throws {
+        guard actual == expected else {
+            throw DBusError(.failed, "\(name) produced results of signature '\(actual)', not '\(expected)'")
+        }
     }
 
     /// Declares a property whose value the library stores.

@@ -502,34 +502,43 @@ struct MediaTreeNodes: Sendable {
 
     /// The rows of ``dictionaries(_:filter:)`` in wire format (`aa{sv}`), or nil when one cannot be written.
     func encodedRows(_ entries: [ContentEntry], filter: Filter) -> [UInt8]? {
-        var parent: (path: ArraySlice<String>, objectPath: ObjectPath)?
-        let shown = (content.context, content.actionOffer)
         // About 650 bytes a track with every property.
         var rows = PropertyRows(capacity: entries.count * (filter.names == nil ? 768 : 128) + 16)
-        for entry in entries {
-            let parentPath = entry.path.dropLast()
-            if parent?.path != parentPath { parent = (parentPath, objectPath(for: Array(parentPath))) }
-            rows.appendRow { row in
-                forEachProperty(of: entry, filter: filter, parent: parent?.objectPath, shown: shown, listing: true) { name, value in
-                    row.add(name, value)
-                }
-            }
+        forEachRow(of: entries, filter: filter) { visitProperties in
+            rows.appendRow { row in visitProperties { name, value in row.add(name, value) } }
         }
         return rows.finish()
     }
 
     func dictionaries(_ entries: [ContentEntry], filter: Filter) -> DBusValue {
-        // A listing's rows share their parent; a search's rows come from many.
+        var rows: [DBusValue] = []
+        rows.reserveCapacity(entries.count)
+        forEachRow(of: entries, filter: filter) { visitProperties in
+            var values: [DBusValue.DictionaryEntry] = []
+            values.reserveCapacity(25)
+            visitProperties { name, value in values.append(.init(.string(name), .variant(Variant(value)))) }
+            rows.append(.dictionary(key: .string, value: .variant, values))
+        }
+        return .array(.dictionary(key: .string, value: .variant), rows)
+    }
+
+    /// Calls `row` for each of `entries`, in order, with a visitor of that row's properties as a
+    /// listing shows them (``forEachProperty(of:filter:parent:shown:listing:_:)``): the one walk
+    /// behind a listing's values and its wire bytes. A listing's rows share their parent, whose
+    /// object path is made once; a search's rows come from many.
+    private func forEachRow(
+        of entries: [ContentEntry], filter: Filter, _ row: (_ visitProperties: ((String, DBusValue) -> Void) -> Void) -> Void
+    ) {
         var parent: (path: ArraySlice<String>, objectPath: ObjectPath)?
         let shown = (content.context, content.actionOffer)
-        return .array(
-            .dictionary(key: .string, value: .variant),
-            entries.map { entry in
-                let parentPath = entry.path.dropLast()
-                if parent?.path != parentPath { parent = (parentPath, objectPath(for: Array(parentPath))) }
-                return .dictionary(
-                    key: .string, value: .variant, properties(of: entry, filter: filter, parent: parent?.objectPath, shown: shown, listing: true))
-            })
+        for entry in entries {
+            let parentPath = entry.path.dropLast()
+            if parent?.path != parentPath { parent = (parentPath, objectPath(for: Array(parentPath))) }
+            let parentObject = parent?.objectPath
+            row { emit in
+                forEachProperty(of: entry, filter: filter, parent: parentObject, shown: shown, listing: true, emit)
+            }
+        }
     }
 
     /// The most rows one listing or search returns, whatever `Max` asks (0 included): about

@@ -25,9 +25,14 @@ struct Paths {
 
     var home: String { environment("HOME") ?? "/" }
 
+    /// A variable's value, nil when unset or empty: the XDG specifications treat both alike.
+    private func nonEmpty(_ name: String) -> String? {
+        environment(name).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// `$XDG_MUSIC_DIR` from `user-dirs.dirs`, else `~/Music`.
     var musicDirectory: String {
-        let configHome = environment("XDG_CONFIG_HOME").flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
+        let configHome = nonEmpty("XDG_CONFIG_HOME") ?? home + "/.config"
         if let text = try? String(contentsOfFile: configHome + "/user-dirs.dirs", encoding: .utf8),
             let line = text.split(separator: "\n").first(where: { $0.hasPrefix("XDG_MUSIC_DIR=") })
         {
@@ -42,17 +47,17 @@ struct Paths {
 
     /// `$XDG_STATE_HOME/mpris-bridge`: the saved queue and position.
     var stateDirectory: String {
-        (environment("XDG_STATE_HOME").flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/state") + "/mpris-bridge"
+        (nonEmpty("XDG_STATE_HOME") ?? home + "/.local/state") + "/mpris-bridge"
     }
 
     /// `$XDG_CACHE_HOME/mpris-bridge`: the index and artwork, which can be rebuilt.
     var cacheDirectory: String {
-        (environment("XDG_CACHE_HOME").flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.cache") + "/mpris-bridge"
+        (nonEmpty("XDG_CACHE_HOME") ?? home + "/.cache") + "/mpris-bridge"
     }
 
     /// `$XDG_RUNTIME_DIR/mpris-bridge`: the MPD socket; nil when the session has no runtime folder.
     var runtimeDirectory: String? {
-        environment("XDG_RUNTIME_DIR").flatMap { $0.isEmpty ? nil : $0 + "/mpris-bridge" }
+        nonEmpty("XDG_RUNTIME_DIR").map { $0 + "/mpris-bridge" }
     }
 }
 
