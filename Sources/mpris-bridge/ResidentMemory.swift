@@ -31,6 +31,12 @@ final class ResidentMemory: Sendable {
     /// streaming thread the pipeline stopped for half a second before it exits, and an exiting
     /// thread maps code again (about 1 MB).
     static let releaseSettleDelay = Duration.milliseconds(600)
+    /// How long after that trim the last one waits: libdispatch ends a worker thread idle for
+    /// 5 s, and the workers that paused and released the output map code again as they end
+    /// (the destructors of their GLib, PulseAudio and glibc thread-local data), 1.6 MB of a
+    /// paused daemon's 11.4 on PulseAudio; those of the pause end 5 s after it, those of the
+    /// release, 5 s after the release (see Benchmarks/README.md, "the connection's own thread").
+    static let idleWorkersEndDelay = Duration.milliseconds(5_500)
 
     private let nowPlaying: NowPlayingInfoCenter
     /// Releases the engine's output if it is paused; true if it did.
@@ -45,7 +51,8 @@ final class ResidentMemory: Sendable {
 
     /// Trims after ``quietDelay``, unless playing then; still paused after
     /// ``outputReleaseDelay``, releases the output and trims again ``releaseSettleDelay``
-    /// later. A trim already waiting waits anew.
+    /// later, and a last time ``idleWorkersEndDelay`` after that. A trim already waiting waits
+    /// anew.
     func trimWhenQuiet() {
         let task = Task { [nowPlaying, releaseOutput] in
             try? await Task.sleep(for: Self.quietDelay)
@@ -57,6 +64,9 @@ final class ResidentMemory: Sendable {
             // A task of its own, never cancelled: an engine call cancelled midway stops the engine.
             guard await Task(operation: releaseOutput).value else { return }
             try? await Task.sleep(for: Self.releaseSettleDelay)
+            guard !Task.isCancelled else { return }
+            Self.trim()
+            try? await Task.sleep(for: Self.idleWorkersEndDelay)
             guard !Task.isCancelled else { return }
             Self.trim()
         }
@@ -83,6 +93,7 @@ final class ResidentMemory: Sendable {
     /// (``constantData``). These are pages the kernel may drop itself under memory pressure;
     /// this drops them now.
     static func trim() {
+        _ = threadTeardownBound
         _ = malloc_trim(0)
         _ = cmalloc_release_code_pages()
         _ = cmalloc_release_unwritten_pages(constantData)
@@ -93,4 +104,8 @@ final class ResidentMemory: Sendable {
     /// paused daemon held 1.2 MB that ``trim()`` left alone (written pages are kept; see
     /// `cmalloc_release_unwritten_pages`). Read once from the executable's section headers.
     private static let constantData = cmalloc_writable_constant_data()
+
+    /// glibc's first release of a thread's TLS, done before the first trim: done later (a worker
+    /// that played ending while paused), its symbol lookup maps 64 KB of every library again.
+    private static let threadTeardownBound = cmalloc_bind_thread_teardown()
 }
