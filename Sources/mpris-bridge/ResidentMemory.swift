@@ -1,5 +1,6 @@
 import AsyncSupport
 import CMalloc
+import Dispatch
 import MediaRemote
 import Synchronization
 
@@ -41,8 +42,9 @@ final class ResidentMemory: Sendable {
     private let nowPlaying: NowPlayingInfoCenter
     /// Releases the engine's output if it is paused; true if it did.
     private let releaseOutput: @Sendable () async -> Bool
-    /// The trim waiting for its delay, if any.
-    private let pending = Mutex<Task<Void, Never>?>(nil)
+    /// The trim waiting: its number (a later call supersedes it) and, once ``quietDelay`` has
+    /// passed, its task.
+    private let pending = Mutex<(number: Int, task: Task<Void, Never>?)>((0, nil))
 
     init(nowPlaying: NowPlayingInfoCenter, releaseOutput: @escaping @Sendable () async -> Bool = { false }) {
         self.nowPlaying = nowPlaying
@@ -54,28 +56,44 @@ final class ResidentMemory: Sendable {
     /// later, and a last time ``idleWorkersEndDelay`` after that. A trim already waiting waits
     /// anew.
     func trimWhenQuiet() {
-        let task = Task { [nowPlaying, releaseOutput] in
-            try? await Task.sleep(for: Self.quietDelay)
-            guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState != .playing else { return }
-            Self.trim()
-            guard nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
-            try? await Task.sleep(for: Self.outputReleaseDelay - Self.quietDelay)
-            guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
-            // A task of its own, never cancelled: an engine call cancelled midway stops the engine.
-            guard await Task(operation: releaseOutput).value else { return }
-            try? await Task.sleep(for: Self.releaseSettleDelay)
-            guard !Task.isCancelled else { return }
-            Self.trim()
-            try? await Task.sleep(for: Self.idleWorkersEndDelay)
-            guard !Task.isCancelled else { return }
-            Self.trim()
+        let number = pending.withLock { pending in
+            pending.task?.cancel()
+            pending.task = nil
+            pending.number += 1
+            return pending.number
         }
-        pending.withLock { $0?.cancel(); $0 = task }
+        // The quiet delay on a Dispatch timer, not in a task: a task started now would wake one
+        // of Swift's threads as the pause's signal is carried, and a play pressed within the
+        // delay (a remote toggling) then costs no thread at all.
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.quietDelay.dispatchInterval) { [self] in
+            pending.withLock { pending in
+                guard pending.number == number else { return }
+                pending.task = Task { [nowPlaying, releaseOutput] in
+                    guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState != .playing else { return }
+                    Self.trim()
+                    guard nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
+                    try? await Task.sleep(for: Self.outputReleaseDelay - Self.quietDelay)
+                    guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
+                    // A task of its own, never cancelled: an engine call cancelled midway stops the engine.
+                    guard await Task(operation: releaseOutput).value else { return }
+                    try? await Task.sleep(for: Self.releaseSettleDelay)
+                    guard !Task.isCancelled else { return }
+                    Self.trim()
+                    try? await Task.sleep(for: Self.idleWorkersEndDelay)
+                    guard !Task.isCancelled else { return }
+                    Self.trim()
+                }
+            }
+        }
     }
 
     /// Forgets a trim waiting for its delay (playback started).
     func cancelTrim() {
-        pending.withLock { $0?.cancel(); $0 = nil }
+        pending.withLock { pending in
+            pending.number += 1
+            pending.task?.cancel()
+            pending.task = nil
+        }
     }
 
     /// Follows playback: a trim once it has stopped or paused for ``quietDelay``. Kept while
@@ -108,4 +126,12 @@ final class ResidentMemory: Sendable {
     /// glibc's first release of a thread's TLS, done before the first trim: done later (a worker
     /// that played ending while paused), its symbol lookup maps 64 KB of every library again.
     private static let threadTeardownBound = cmalloc_bind_thread_teardown()
+}
+
+extension Duration {
+    /// The same span for Dispatch, to the nanosecond.
+    fileprivate var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+    }
 }
