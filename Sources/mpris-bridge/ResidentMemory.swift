@@ -68,7 +68,7 @@ final class ResidentMemory: Sendable {
         DispatchQueue.global().asyncAfter(deadline: .now() + Self.quietDelay.dispatchInterval) { [self] in
             pending.withLock { pending in
                 guard pending.number == number else { return }
-                pending.task = Task { [nowPlaying, releaseOutput] in
+                pending.task = Task { [self, nowPlaying, releaseOutput] in
                     guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState != .playing else { return }
                     Self.trim()
                     guard nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
@@ -76,14 +76,24 @@ final class ResidentMemory: Sendable {
                     guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
                     // A task of its own, never cancelled: an engine call cancelled midway stops the engine.
                     guard await Task(operation: releaseOutput).value else { return }
+                    // The last trim's timer armed before the next trim: arming it after would map
+                    // the code of a sleep again (1 MB), kept until the last trim.
+                    trimLast(after: Self.releaseSettleDelay + Self.idleWorkersEndDelay, unlessSuperseding: number)
                     try? await Task.sleep(for: Self.releaseSettleDelay)
-                    guard !Task.isCancelled else { return }
-                    Self.trim()
-                    try? await Task.sleep(for: Self.idleWorkersEndDelay)
                     guard !Task.isCancelled else { return }
                     Self.trim()
                 }
             }
+        }
+    }
+
+    /// Trims after `delay` while still paused, unless trim `number` was superseded meanwhile.
+    private func trimLast(after delay: Duration, unlessSuperseding number: Int) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay.dispatchInterval) { [self] in
+            guard pending.withLock({ $0.number }) == number, nowPlaying.nowPlayingInfo?.playbackState == .paused else {
+                return
+            }
+            Self.trim()
         }
     }
 
