@@ -6,10 +6,12 @@ import Synchronization
 /// for as long as the returned ``Observation`` is kept, and ``notify(_:)`` calls every observer
 /// registered at that moment, on the calling thread, outside any lock, so an observer may call
 /// back into its owner. An owner notifies after the change is visible, never while holding a
-/// lock of its own. Calls are in no particular order.
+/// lock of its own. Observers are called in the order they were added, so what an owner's
+/// first observer does (a daemon's D-Bus signal, say) is never behind the work of one added later.
 public final class Observers<Change>: Sendable {
     private struct State {
-        var observers: [UInt64: @Sendable (Change) -> Void] = [:]
+        /// In the order added.
+        var observers: [(id: UInt64, observer: @Sendable (Change) -> Void)] = []
         var next: UInt64 = 0
     }
 
@@ -21,15 +23,15 @@ public final class Observers<Change>: Sendable {
     public func add(_ observer: @escaping @Sendable (Change) -> Void) -> Observation {
         let id = state.withLock { state in
             defer { state.next += 1 }
-            state.observers[state.next] = observer
+            state.observers.append((state.next, observer))
             return state.next
         }
-        return Observation { [weak self] in self?.state.withLock { _ = $0.observers.removeValue(forKey: id) } }
+        return Observation { [weak self] in self?.state.withLock { $0.observers.removeAll { $0.id == id } } }
     }
 
-    /// Calls every observer registered now with `change`.
+    /// Calls every observer registered now with `change`, in the order they were added.
     public func notify(_ change: Change) {
-        for observer in state.withLock({ Array($0.observers.values) }) { observer(change) }
+        for observer in state.withLock({ $0.observers.map(\.observer) }) { observer(change) }
     }
 
     /// Whether no observer is registered.

@@ -9,6 +9,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,30 @@ static inline size_t cmalloc_release_unwritten_pages(struct cmalloc_range range)
     if (run != 0 && madvise((void *)run, address - run, MADV_DONTNEED) == 0) released += address - run;
     close(fd);
     return released;
+}
+
+static inline void *cmalloc_return_argument(void *argument) { return argument; }
+
+// Binds now the one symbol glibc binds lazily when it first frees a thread's TLS: libc reaches
+// the loader's `_dl_deallocate_tls` through a lazily bound slot, and that first call looks the
+// symbol up in every loaded object's hash table, a page fault in each (0.8 MB of the daemon's
+// libraries mapped again, 64 KB around each fault). Left to itself it happens when some thread
+// ends long after start, such as a worker that played, after a trim. A thread on a stack of our
+// own, joined, frees its TLS through that slot at once (a stack glibc made goes to its cache).
+// Returns 0, or pthread_create's or pthread_join's error.
+static inline int cmalloc_bind_thread_teardown(void) {
+    size_t size = 256 * 1024;  // room for the static TLS beside PTHREAD_STACK_MIN
+    void *stack = NULL;
+    if (posix_memalign(&stack, (size_t)sysconf(_SC_PAGESIZE), size) != 0) return -1;
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstack(&attributes, stack, size);
+    pthread_t thread;
+    int status = pthread_create(&thread, &attributes, cmalloc_return_argument, NULL);
+    pthread_attr_destroy(&attributes);
+    if (status == 0) status = pthread_join(thread, NULL);
+    free(stack);
+    return status;
 }
 
 #endif

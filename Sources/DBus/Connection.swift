@@ -3,9 +3,9 @@ import Synchronization
 
 /// A connection to a message bus: the entry point for calling, subscribing and serving.
 ///
-/// Every method is safe to call from any thread or task. Internally one serial
-/// queue owns the libdbus connection and is woken only by socket readiness and
-/// by libdbus's own timeouts, so an idle connection costs no CPU.
+/// Every method is safe to call from any thread or task. Internally a thread of
+/// the connection's own (``executor``) owns the libdbus connection and is woken only by socket
+/// readiness, by libdbus's own timeouts and by work given to it, so an idle connection costs no CPU.
 ///
 /// Losing the bus never ends the process: pending calls fail with
 /// `org.freedesktop.DBus.Error.Disconnected`, signal streams finish with that
@@ -34,6 +34,12 @@ public final class Connection: Sendable {
 
     /// Whether the connection is still open.
     public var isConnected: Bool { core.isConnected }
+
+    /// The connection's thread, as an executor: an actor that serves calls and sends signals
+    /// (an app's player) answers a call on the thread that read it when this is its
+    /// `unownedExecutor`, and an object exported with it (``export(_:at:ordering:executor:)-([Interface],_,_,_)``)
+    /// runs its handlers there. Work given to it must not block.
+    public var executor: ConnectionExecutor { core.queue }
 
     /// Closes the connection: pending calls fail with `Disconnected`, streams end. Idempotent.
     public func close() { core.close() }
@@ -96,7 +102,8 @@ public enum ConnectionEvent: Sendable, Equatable {
 
 /// The state behind a ``Connection``.
 final class ConnectionCore: @unchecked Sendable {  // mutable state is touched on `queue` only; `objects` has its own lock
-    let queue: DispatchQueue
+    /// The connection's thread (named as the queue it replaced, which every method here uses).
+    let queue: ConnectionExecutor
     private var raw: RawConnection!
     let uniqueName: String
     let objects = ObjectRegistry()
@@ -109,8 +116,8 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
     }
 
     private var pending: [UInt32: PendingCall] = [:]
-    /// One timer for every pending call's deadline, armed only while calls are pending.
-    private var timeoutTimer: (any DispatchSourceTimer)?
+    /// One timer of the loop for every pending call's deadline, armed only while calls are pending.
+    private var timeoutTimer: Int?
     private var timerDeadline: DispatchTime?
     private var subscriptions: [Int: SignalSubscription] = [:]
     private var eventListeners: [Int: AsyncStream<ConnectionEvent>.Continuation] = [:]
@@ -122,19 +129,19 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
     var heldCalls: [Message] = []
     private let connected = Atomic<Bool>(true)
 
-    private init(queue: DispatchQueue, uniqueName: String) {
+    private init(queue: ConnectionExecutor, uniqueName: String) {
         self.queue = queue
         self.uniqueName = uniqueName
     }
 
     static func open(_ address: BusAddress) async throws -> ConnectionCore {
-        let queue = DispatchQueue(label: "dbus.connection", qos: .userInitiated)
+        let queue = ConnectionExecutor()
         return try await withUnsafeThrowingContinuation { continuation in
             queue.async {
                 do {
                     // Weak: the core owns the raw connection, not the other way round.
                     weak var coreReference: ConnectionCore?
-                    let raw = try RawConnection(address: address, queue: queue) { message in
+                    let raw = try RawConnection(address: address, loop: queue) { message in
                         coreReference?.receive(message)
                     }
                     let core = ConnectionCore(queue: queue, uniqueName: raw.uniqueName)
@@ -143,6 +150,7 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
                     raw.start()
                     continuation.resume(returning: core)
                 } catch {
+                    queue.stop()
                     continuation.resume(throwing: error)
                 }
             }
@@ -163,15 +171,17 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
         send(try OutgoingMessage(message))
     }
 
-    /// Queues a marshalled message from any thread.
+    /// Queues a marshalled message from any thread; on the connection's thread, with nothing
+    /// enqueued before it, sends it at once (a signal of an actor running there).
     func send(_ outgoing: OutgoingMessage) {
+        if queue.hasNothingEnqueued { return sendOnQueue(outgoing) }
         queue.async { [self] in sendOnQueue(outgoing) }
     }
 
     /// Sends a marshalled message at once, from the connection's queue (a reply written while
     /// the call is handled there): no block queued behind the messages still to dispatch.
     func sendOnQueue(_ outgoing: OutgoingMessage) {
-        dispatchPrecondition(condition: .onQueue(queue))
+        queue.preconditionIsCurrent()
         guard !disconnected else { return }
         _ = try? raw.send(outgoing)
     }
@@ -216,20 +226,19 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
     }
 
     private func armTimer(for deadline: DispatchTime) {
-        let timer = timeoutTimer ?? {
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.setEventHandler { [weak self] in self?.expireOverdueCalls() }
-            timer.activate()
-            timeoutTimer = timer
-            return timer
-        }()
         timerDeadline = deadline
-        timer.schedule(deadline: deadline, repeating: .never, leeway: .milliseconds(1))
+        if let timeoutTimer {
+            queue.setTimer(timeoutTimer, deadline: deadline.uptimeNanoseconds, enabled: true)
+        } else {
+            timeoutTimer = queue.addTimer(deadline: deadline.uptimeNanoseconds, interval: nil, enabled: true) {
+                [weak self] in self?.expireOverdueCalls()
+            }
+        }
     }
 
     private func disarmTimer() {
         timerDeadline = nil
-        timeoutTimer?.schedule(deadline: .distantFuture, repeating: .never)
+        if let timeoutTimer { queue.setTimer(timeoutTimer, deadline: nil, enabled: false) }
     }
 
     /// Fails every call whose deadline has passed, then re-arms for the earliest one left.
@@ -349,7 +358,7 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
         let calls = pending
         pending = [:]
         for call in calls.values { call.continuation.resume(throwing: DBusError.disconnected()) }
-        timeoutTimer?.cancel()
+        if let timeoutTimer { queue.removeTimer(timeoutTimer) }
         timeoutTimer = nil
         for subscription in subscriptions.values { subscription.continuation.finish(throwing: DBusError.disconnected()) }
         subscriptions = [:]
@@ -361,6 +370,7 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
         heldCalls = []
         objects.removeAll()
         raw.close()
+        queue.stop()
     }
 }
 

@@ -115,7 +115,7 @@ extension QueuePlayer {
         let handover = self.handover
         engine.setSuccessorProvider { item in handover.handOver(after: item) }
         self.engine = engine
-        engineEvents = Task { [weak self] in
+        engineEvents = Task(executorPreference: taskExecutor) { [weak self] in
             for await event in engine.events {
                 guard let self else { return }
                 // An event may start the next item, which a later command supersedes.

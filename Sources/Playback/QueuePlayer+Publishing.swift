@@ -56,7 +56,7 @@ extension QueuePlayer {
     private func runCheckpoints(_ running: Bool) {
         if running, checkpoints == nil {
             let interval = configuration.positionCheckpointInterval
-            checkpoints = Task { [weak self] in
+            checkpoints = Task(executorPreference: taskExecutor) { [weak self] in
                 while (try? await Task.sleep(for: interval)) != nil {
                     await self?.checkpoint()
                 }

@@ -80,6 +80,19 @@ public actor QueuePlayer {
     let remoteCommandHold = RemoteCommandHold()
     /// The gapless hand-over, read on the engine's streaming thread.
     let handover = HandoverBook()
+    /// Where the player runs, kept for ``unownedExecutor``; nil for an actor of Swift's own.
+    private let executor: (any SerialExecutor)?
+    /// The same executor when it also takes tasks: the player's own tasks prefer it, so that
+    /// what they call outside the actor (a turn's wait) runs there too, not on Swift's threads.
+    let taskExecutor: (any TaskExecutor)?
+    /// The player's isolation when no executor is given: a default actor's, on Swift's threads.
+    private let defaultIsolation = DefaultIsolation()
+
+    /// The executor given to ``init(commands:nowPlaying:configuration:logger:resumePoints:executor:makeEngine:resolve:)``,
+    /// or a default actor's.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor?.asUnownedSerialExecutor() ?? defaultIsolation.unownedExecutor
+    }
 
     /// An accepted operation that may start playback.
     private struct StartInFlight {
@@ -99,13 +112,19 @@ public actor QueuePlayer {
     ///   - logger: where skipped items and engine failures are logged.
     ///   - resumePoints: where long items remember their position (see
     ///     ``ResumePointStore``); nil to start every item at its beginning.
+    ///   - executor: where the player runs; nil for Swift's threads. A D-Bus connection's thread
+    ///     (`DBus.Connection.executor`) answers a remote's command and shows its outcome with no
+    ///     thread woken between; the player then never blocks, but what it runs delays the
+    ///     connection's reads.
     ///   - makeEngine: makes the engine when it is first needed (see ``EngineFactory``).
     ///   - resolve: turns a URL a remote opens or adds into a queue entry (see ``URLResolver``).
     public init(
         commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter, configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "mpris-bridge.player"), resumePoints: (any ResumePointStore)? = nil,
-        makeEngine: @escaping EngineFactory, resolve: @escaping URLResolver
+        executor: (any SerialExecutor)? = nil, makeEngine: @escaping EngineFactory, resolve: @escaping URLResolver
     ) {
+        self.executor = executor
+        taskExecutor = executor as? any TaskExecutor
         self.resumePoints = resumePoints
         self.commands = commands
         self.nowPlaying = nowPlaying
@@ -341,15 +360,9 @@ public actor QueuePlayer {
         _ precedence: Precedence, _ operation: @escaping @Sendable (isolated QueuePlayer) async -> T
     ) -> (Task<T, Never>, number: Int) {
         let turn = turns.reserveTakingOver()
-        let task = Task { () async -> T in
+        let task = Task(executorPreference: taskExecutor) { [self] () async -> T in
             await turn.wait()
-            defer { turn.pass() }
-            // The operation holds no remote's turn: what it starts (the engine's events) must not pass one.
-            return await Turn.$held.withValue(nil) {
-                let result = await operation(self)
-                if precedence.mayStart { await self.resumeSupersededStart() }
-                return result
-            }
+            return await runInTurn(turn, precedence, operation)
         }
         if precedence.supersedesStarts {
             let later: @Sendable () async -> Void = { _ = await task.value }
@@ -364,6 +377,21 @@ public actor QueuePlayer {
         return (task, number)
     }
 
+    /// Runs an accepted operation once its turn came, and passes the turn on: all on the actor,
+    /// with no other of its jobs between the operation's end, the resumption of a start it
+    /// superseded and the turn passed.
+    private func runInTurn<T: Sendable>(
+        _ turn: Turn, _ precedence: Precedence, _ operation: @escaping @Sendable (isolated QueuePlayer) async -> T
+    ) async -> T {
+        defer { turn.pass() }
+        // The operation holds no remote's turn: what it starts (the engine's events) must not pass one.
+        return await Turn.$held.withValue(nil) {
+            let result = await operation(self)
+            if precedence.mayStart { await resumeSupersededStart() }
+            return result
+        }
+    }
+
     /// Plays again after a start was superseded, unless a later command supersedes this
     /// operation too (the core decides whether a start was left meaning to play).
     private func resumeSupersededStart() async {
@@ -376,3 +404,6 @@ public actor QueuePlayer {
         (error as? PlaybackError)?.kind == .superseded || error is CancellationError
     }
 }
+
+/// An actor with nothing in it, whose executor a ``QueuePlayer`` given none shares.
+private actor DefaultIsolation {}

@@ -80,9 +80,11 @@ enum Daemon {
         let store = StateStore(directory: settings.stateDirectory, logger: logger)
         // The outputs and ReplayGain: saved beside the queue, applied to the engine once made.
         let audio = AudioControl(audioSink: settings.audioSink, replayGain: settings.replayGain, store: store, logger: logger)
+        // The player runs on the bus connection's thread, as the Player object's handlers do (below):
+        // a PlayPause is read, decided, shown and signalled there, with no thread woken between.
         let player = QueuePlayer(
             commands: commands, nowPlaying: nowPlaying, logger: logger, resumePoints: resumePoints,
-            makeEngine: { try audio.makeEngine() },
+            executor: connection.executor, makeEngine: { try audio.makeEngine() },
             resolve: { try library.items().resolve($0, playableTypes: playableTypes, libraryFilesOnly: libraryFilesOnly) })
         // The name is owned before the saved queue is back: a remote's command meanwhile (a
         // media key that started the daemon) waits for the queue instead of finding it empty.
@@ -91,15 +93,17 @@ enum Daemon {
         // A container of more than 500 rows is paged (a page of it is read in a few
         // milliseconds, and the first page of a 4,000-album tab read whole took 100 ms).
         let content = PlayableContentManager(maximumCachedRows: settings.treeCacheRows, pagedContainerThreshold: 500)
+        var mprisConfiguration = MPRISConfiguration(
+            playerName: settings.playerName, identity: "mpris-bridge",
+            // desktop/mpris-bridge.desktop, which Scripts/install puts where shells look.
+            desktopEntry: "mpris-bridge",
+            // Quit from a remote is a graceful shutdown, like SIGTERM.
+            quit: { kill(getpid(), SIGTERM) },
+            artworkCacheDirectory: settings.cacheDirectory + "/artwork", hasTrackList: true,
+            playlistLocations: settings.treeLayout.playlistLocations)
+        mprisConfiguration.commandExecutor = connection.executor
         let mpris = try MPRISService(
-            configuration: MPRISConfiguration(
-                playerName: settings.playerName, identity: "mpris-bridge",
-                // desktop/mpris-bridge.desktop, which Scripts/install puts where shells look.
-                desktopEntry: "mpris-bridge",
-                // Quit from a remote is a graceful shutdown, like SIGTERM.
-                quit: { kill(getpid(), SIGTERM) },
-                artworkCacheDirectory: settings.cacheDirectory + "/artwork", hasTrackList: true,
-                playlistLocations: settings.treeLayout.playlistLocations),
+            configuration: mprisConfiguration,
             commands: commands, nowPlaying: nowPlaying, content: content, audioSession: audio.session)
         // A rescan in a child process, then the tree, the playlists and the queue's entries
         // brought up to date; one at a time, whoever asks.

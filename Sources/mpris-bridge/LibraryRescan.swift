@@ -69,7 +69,8 @@ struct ReadOnlyIndex: Error, CustomStringConvertible {
 
 extension QueuePlayer {
     /// A first start (or an emptied queue): queues the whole library, stopped at its first track.
-    func queueWholeLibrary(_ served: ServedLibrary, logger: Logger) async {
+    /// The index is read off the player's executor (the bus connection's thread in the daemon).
+    nonisolated func queueWholeLibrary(_ served: ServedLibrary, logger: Logger) async {
         let ids = (try? served.library.trackIDsInOrder()) ?? []
         guard !ids.isEmpty else { return }
         await replaceQueue(with: ids.map(served.items.item(forTrack:)), play: false)

@@ -1,5 +1,6 @@
 import AsyncSupport
 import CMalloc
+import Dispatch
 import MediaRemote
 import Synchronization
 
@@ -31,12 +32,19 @@ final class ResidentMemory: Sendable {
     /// streaming thread the pipeline stopped for half a second before it exits, and an exiting
     /// thread maps code again (about 1 MB).
     static let releaseSettleDelay = Duration.milliseconds(600)
+    /// How long after that trim the last one waits: libdispatch ends a worker thread idle for
+    /// 5 s, and the workers that paused and released the output map code again as they end
+    /// (the destructors of their GLib, PulseAudio and glibc thread-local data), 1.6 MB of a
+    /// paused daemon's 11.4 on PulseAudio; those of the pause end 5 s after it, those of the
+    /// release, 5 s after the release (see Benchmarks/README.md, "the connection's own thread").
+    static let idleWorkersEndDelay = Duration.milliseconds(5_500)
 
     private let nowPlaying: NowPlayingInfoCenter
     /// Releases the engine's output if it is paused; true if it did.
     private let releaseOutput: @Sendable () async -> Bool
-    /// The trim waiting for its delay, if any.
-    private let pending = Mutex<Task<Void, Never>?>(nil)
+    /// The trim waiting: its number (a later call supersedes it) and, once ``quietDelay`` has
+    /// passed, its task.
+    private let pending = Mutex<(number: Int, task: Task<Void, Never>?)>((0, nil))
 
     init(nowPlaying: NowPlayingInfoCenter, releaseOutput: @escaping @Sendable () async -> Bool = { false }) {
         self.nowPlaying = nowPlaying
@@ -45,27 +53,57 @@ final class ResidentMemory: Sendable {
 
     /// Trims after ``quietDelay``, unless playing then; still paused after
     /// ``outputReleaseDelay``, releases the output and trims again ``releaseSettleDelay``
-    /// later. A trim already waiting waits anew.
+    /// later, and a last time ``idleWorkersEndDelay`` after that. A trim already waiting waits
+    /// anew.
     func trimWhenQuiet() {
-        let task = Task { [nowPlaying, releaseOutput] in
-            try? await Task.sleep(for: Self.quietDelay)
-            guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState != .playing else { return }
-            Self.trim()
-            guard nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
-            try? await Task.sleep(for: Self.outputReleaseDelay - Self.quietDelay)
-            guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
-            // A task of its own, never cancelled: an engine call cancelled midway stops the engine.
-            guard await Task(operation: releaseOutput).value else { return }
-            try? await Task.sleep(for: Self.releaseSettleDelay)
-            guard !Task.isCancelled else { return }
+        let number = pending.withLock { pending in
+            pending.task?.cancel()
+            pending.task = nil
+            pending.number += 1
+            return pending.number
+        }
+        // The quiet delay on a Dispatch timer, not in a task: a task started now would wake one
+        // of Swift's threads as the pause's signal is carried, and a play pressed within the
+        // delay (a remote toggling) then costs no thread at all.
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.quietDelay.dispatchInterval) { [self] in
+            pending.withLock { pending in
+                guard pending.number == number else { return }
+                pending.task = Task { [self, nowPlaying, releaseOutput] in
+                    guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState != .playing else { return }
+                    Self.trim()
+                    guard nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
+                    try? await Task.sleep(for: Self.outputReleaseDelay - Self.quietDelay)
+                    guard !Task.isCancelled, nowPlaying.nowPlayingInfo?.playbackState == .paused else { return }
+                    // A task of its own, never cancelled: an engine call cancelled midway stops the engine.
+                    guard await Task(operation: releaseOutput).value else { return }
+                    // The last trim's timer armed before the next trim: arming it after would map
+                    // the code of a sleep again (1 MB), kept until the last trim.
+                    trimLast(after: Self.releaseSettleDelay + Self.idleWorkersEndDelay, unlessSuperseding: number)
+                    try? await Task.sleep(for: Self.releaseSettleDelay)
+                    guard !Task.isCancelled else { return }
+                    Self.trim()
+                }
+            }
+        }
+    }
+
+    /// Trims after `delay` while still paused, unless trim `number` was superseded meanwhile.
+    private func trimLast(after delay: Duration, unlessSuperseding number: Int) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay.dispatchInterval) { [self] in
+            guard pending.withLock({ $0.number }) == number, nowPlaying.nowPlayingInfo?.playbackState == .paused else {
+                return
+            }
             Self.trim()
         }
-        pending.withLock { $0?.cancel(); $0 = task }
     }
 
     /// Forgets a trim waiting for its delay (playback started).
     func cancelTrim() {
-        pending.withLock { $0?.cancel(); $0 = nil }
+        pending.withLock { pending in
+            pending.number += 1
+            pending.task?.cancel()
+            pending.task = nil
+        }
     }
 
     /// Follows playback: a trim once it has stopped or paused for ``quietDelay``. Kept while
@@ -83,6 +121,7 @@ final class ResidentMemory: Sendable {
     /// (``constantData``). These are pages the kernel may drop itself under memory pressure;
     /// this drops them now.
     static func trim() {
+        _ = threadTeardownBound
         _ = malloc_trim(0)
         _ = cmalloc_release_code_pages()
         _ = cmalloc_release_unwritten_pages(constantData)
@@ -93,4 +132,16 @@ final class ResidentMemory: Sendable {
     /// paused daemon held 1.2 MB that ``trim()`` left alone (written pages are kept; see
     /// `cmalloc_release_unwritten_pages`). Read once from the executable's section headers.
     private static let constantData = cmalloc_writable_constant_data()
+
+    /// glibc's first release of a thread's TLS, done before the first trim: done later (a worker
+    /// that played ending while paused), its symbol lookup maps 64 KB of every library again.
+    private static let threadTeardownBound = cmalloc_bind_thread_teardown()
+}
+
+extension Duration {
+    /// The same span for Dispatch, to the nanosecond.
+    fileprivate var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+    }
 }

@@ -1,10 +1,12 @@
 import DBus
+import Dispatch
 import Logging
 import MPRIS
 import MediaRemote
 import MusicLibrary
 import Playback
 import ServiceLifecycle
+import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -36,6 +38,10 @@ struct TreeService: Service, CustomStringConvertible {
 
     /// The setting in `state.sqlite` that keeps the Recent tab: its identifiers as a JSON array.
     static let recentKey = "recently_played"
+    /// How long after a start the Recent tab shows it: by then the engine has started (a resume
+    /// takes 2 ms) and the remote that asked has heard the change, so the tab's index reads and
+    /// its thread compete with neither on a machine of two cores.
+    static let recentTabDelay = DispatchTimeInterval.milliseconds(50)
 
     func run() async throws {
         let published: PublishedTree
@@ -122,8 +128,10 @@ struct TreeService: Service, CustomStringConvertible {
         // The playing track's rows are marked in every tab, as the queue moves on.
         // What starts playing goes first in the Recent tab, saved beside the queue. Showing it
         // reads rows from the index, so it is done on a task of its own, in order, never in the
-        // player's command sequence that publishes the change.
+        // player's command sequence that publishes the change; and later (``recentTabDelay``),
+        // so that neither that task's thread nor its reads compete with the start.
         let (played, playedContinuation) = AsyncStream.makeStream(of: [String].self, bufferingPolicy: .bufferingNewest(16))
+        let startsToShow = StartsToShow()
         Task { [store, manager] in
             for await identifiers in played {
                 manager.beginUpdates()
@@ -141,7 +149,11 @@ struct TreeService: Service, CustomStringConvertible {
             guard newItem || starts else { return }
             let identifiers = delegate.nowPlaying(queueIdentifier: update.current?.identifier)
             if newItem { manager.nowPlayingIdentifiers = identifiers }
-            if starts { playedContinuation.yield(identifiers) }
+            guard starts, startsToShow.add(identifiers) else { return }
+            // A Dispatch timer, not a task: a task would wake one of Swift's threads now.
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.recentTabDelay) {
+                for identifiers in startsToShow.take() { playedContinuation.yield(identifiers) }
+            }
         }
         let service = try MediaTreeService(
             name: settings.playerName, displayName: "mpris-bridge: \(settings.library)", content: manager,
@@ -154,5 +166,25 @@ struct TreeService: Service, CustomStringConvertible {
         return PublishedTree(
             service: service, manager: manager, content: content, shownRevision: revision,
             nowPlayingObservation: nowPlayingObservation)
+    }
+}
+
+/// The starts the Recent tab is yet to show, in order, until its timer takes them.
+private final class StartsToShow: Sendable {
+    private let starts = Mutex<[[String]]>([])
+
+    /// Adds a start; true if it is the first waiting (the caller then arms the timer).
+    func add(_ identifiers: [String]) -> Bool {
+        starts.withLock { starts in
+            starts.append(identifiers)
+            return starts.count == 1
+        }
+    }
+
+    func take() -> [[String]] {
+        starts.withLock { starts in
+            defer { starts = [] }
+            return starts
+        }
     }
 }

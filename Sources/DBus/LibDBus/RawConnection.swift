@@ -1,13 +1,12 @@
 // The folder LibDBus/ is the only code that talks to libdbus. Everything above it works with
 // `Message`, `DBusValue` and Swift closures; no `OpaquePointer` or `Unmanaged` leaves it.
 //
-// Threading model: a `RawConnection` is confined to one serial DispatchQueue.
-// libdbus's watches and timeouts are mapped onto Dispatch sources targeting that queue
-// (`RawConnection+Watches.swift`), so the connection is driven by the kernel's readiness
-// events with no polling thread and no periodic wake-up: an idle daemon costs no processor time.
+// Threading model: a `RawConnection` is confined to its connection's thread, a
+// `ConnectionExecutor` that sleeps in `poll` on libdbus's watches (`RawConnection+Watches.swift`)
+// and is woken by the kernel's readiness events or by work enqueued for it, never periodically:
+// an idle daemon costs no processor time, and the thread `poll` wakes is the one that reads.
 
 import CDBus
-import Dispatch
 
 /// Where to connect.
 public enum BusAddress: Sendable, Equatable {
@@ -22,22 +21,24 @@ public enum BusAddress: Sendable, Equatable {
 /// Whether libdbus's thread support is on: every connection and message needs it.
 let threadsInitialized: Bool = dbus_threads_init_default() != 0
 
-/// A libdbus connection confined to `queue`.
-final class RawConnection: @unchecked Sendable {  // every member is used on `queue` only (checked by dispatchPrecondition)
-    let queue: DispatchQueue
+/// A libdbus connection confined to `loop`'s thread.
+final class RawConnection: @unchecked Sendable {  // every member is used on `loop` only (checked by preconditionIsCurrent)
+    let loop: ConnectionExecutor
     private let connection: OpaquePointer
     private var closed = false
-    /// Receives every incoming message, decoded, on `queue`.
+    /// Receives every incoming message, decoded, on `loop`.
     private let onMessage: (Message) -> Void
     private var filterData: UnsafeMutableRawPointer?
+    /// A drain is enqueued on the loop and has not run yet.
+    private var drainScheduled = false
 
     /// The unique name the bus gave this connection, such as `:1.42`.
     let uniqueName: String
 
     /// Connects and registers with the bus. Blocks for one round trip (the
-    /// `Hello` call); call it on `queue`, then `start()`.
-    init(address: BusAddress, queue: DispatchQueue, onMessage: @escaping (Message) -> Void) throws {
-        dispatchPrecondition(condition: .onQueue(queue))
+    /// `Hello` call); call it on `loop`, then `start()`.
+    init(address: BusAddress, loop: ConnectionExecutor, onMessage: @escaping (Message) -> Void) throws {
+        loop.preconditionIsCurrent()
         precondition(threadsInitialized, "libdbus could not initialise its thread support")
         var error = CDBus.DBusError()
         dbus_error_init(&error)
@@ -66,7 +67,7 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         dbus_connection_set_route_peer_messages(opened, 1)
         connection = opened
         uniqueName = dbus_bus_get_unique_name(opened).map { String(cString: $0) } ?? ""
-        self.queue = queue
+        self.loop = loop
         self.onMessage = onMessage
     }
 
@@ -88,9 +89,9 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         return DBusError(name, message)
     }
 
-    /// Installs the message filter and the main-loop integration. On `queue`.
+    /// Installs the message filter and the main-loop integration. On `loop`.
     func start() {
-        dispatchPrecondition(condition: .onQueue(queue))
+        loop.preconditionIsCurrent()
         let retained = Unmanaged.passRetained(self).toOpaque()
         filterData = retained
         dbus_connection_add_filter(connection, filterCallback, retained, releaseConnectionCallback)
@@ -109,15 +110,15 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
 
     /// Delivers every message libdbus has queued.
     func drain() {
-        dispatchPrecondition(condition: .onQueue(queue))
+        loop.preconditionIsCurrent()
         guard !closed else { return }
         while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
     }
 
-    /// Queues `message` for sending and returns the serial it was given. On `queue`.
+    /// Queues `message` for sending and returns the serial it was given. On `loop`.
     @discardableResult
     func send(_ message: OutgoingMessage) throws -> UInt32 {
-        dispatchPrecondition(condition: .onQueue(queue))
+        loop.preconditionIsCurrent()
         guard !closed, dbus_connection_get_is_connected(connection) != 0 else { throw DBusError.disconnected() }
         var serial: dbus_uint32_t = 0
         guard dbus_connection_send(connection, message.pointer, &serial) != 0 else {
@@ -126,9 +127,9 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         return serial
     }
 
-    /// Removes every callback, closes and releases the connection. On `queue`; idempotent.
+    /// Removes every callback, closes and releases the connection. On `loop`; idempotent.
     func close() {
-        dispatchPrecondition(condition: .onQueue(queue))
+        loop.preconditionIsCurrent()
         guard !closed else { return }
         closed = true
         // Callbacks first: libdbus holds retained references to `self` in them,
@@ -149,8 +150,16 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `qu
         onMessage(RawConnection.decode(raw))
     }
 
+    /// libdbus has messages to dispatch, or wants its main loop woken: on the loop, since every
+    /// libdbus call is made there; the drain runs once the current callback has returned.
     fileprivate func wakeUp() {
-        queue.async { [self] in drain() }
+        guard loop.isCurrent else { return loop.async { [self] in drain() } }
+        guard !drainScheduled else { return }
+        drainScheduled = true
+        loop.schedule { [self] in
+            drainScheduled = false
+            drain()
+        }
     }
 }
 
