@@ -19,6 +19,21 @@ import Testing
         withExtendedLifetime(second) {}
     }
 
+    /// Observers are called in the order they were added, also after others were cancelled
+    /// and added again: the daemon relies on its D-Bus signal's observer, added first, running
+    /// before any later one wakes a thread.
+    @Test func observersAreCalledInTheOrderAdded() {
+        let heard = Mutex<[Int]>([])
+        let observers = Observers<Void>()
+        var observations = (0..<40).map { number in observers.add { heard.withLock { $0.append(number) } } }
+        observations[7].cancel()
+        observations[30].cancel()
+        observations.append(observers.add { heard.withLock { $0.append(40) } })
+        observers.notify()
+        #expect(heard.withLock { $0 } == (0...40).filter { $0 != 7 && $0 != 30 })
+        withExtendedLifetime(observations) {}
+    }
+
     /// An observation dropped by its owner ends: the observer is never called again, and the
     /// list does not keep it.
     @Test func anObservationDroppedEndsItsRegistration() {
