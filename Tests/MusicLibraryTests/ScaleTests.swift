@@ -123,20 +123,7 @@ import Testing
         let inMemory = LibraryContent(tracks: tracks, playlists: [], libraryName: "Music", artwork: artwork)
         let fromIndex = try LibraryContent(library: library, libraryName: "Music", artwork: artwork)
 
-        var compared = 0
-        var paths: [IndexPath] = (0..<5).map { [$0] }
-        while let path = paths.popLast() {
-            let count = inMemory.numberOfChildItems(at: path)
-            #expect(fromIndex.numberOfChildItems(at: path) == count)
-            for index in 0..<count {
-                let child = path.appending(index)
-                let item = inMemory.contentItem(at: child)
-                #expect(fromIndex.contentItem(at: child) == item, "at \(Array(child))")
-                compared += 1
-                if item?.isContainer == true { paths.append(child) }
-            }
-        }
-        #expect(compared > 4 * 3_000)
+        #expect(compareEveryRow(of: fromIndex, with: inMemory) > 4 * 3_000)
         let id = "Artist 1/Album 1/1 é.flac"
         let byIdentifier = try await fromIndex.contentItem(forIdentifier: LibraryContent.identifier(ofTrack: id))
         #expect(byIdentifier?.artwork == .url(URL(filePath: folder.path("Artist 1/Album 1/cover.jpg"))))

@@ -36,24 +36,6 @@ import Testing
             modified: index % 7 == 0 ? 0 : 1_700_000_000_123_456_789 + Int64(index), kind: .audio)
     }
 
-    /// Every row of `columns`' tree, its columns read, equal to `inMemory`'s; the rows compared.
-    static func compare(_ columns: LibraryContent, with inMemory: LibraryContent) -> Int {
-        var compared = 0
-        var paths: [IndexPath] = (0..<5).map { [$0] }
-        while let path = paths.popLast() {
-            let count = inMemory.numberOfChildItems(at: path)
-            #expect(columns.numberOfChildItems(at: path) == count)
-            for index in 0..<count {
-                let child = path.appending(index)
-                let item = inMemory.contentItem(at: child)
-                #expect(columns.contentItem(at: child) == item, "at \(Array(child))")
-                compared += 1
-                if item?.isContainer == true { paths.append(child) }
-            }
-        }
-        return compared
-    }
-
     @Test func rowsFromColumnsAreTheTracksRowsAlsoAfterARescan() async throws {
         let folder = try LibraryFolder("track-columns")
         defer { folder.remove() }
@@ -77,7 +59,7 @@ import Testing
         #expect((0..<model.rows.count).allSatisfy(columns.has))
         #expect(columns.artwork(try #require(model.rows.index(ofID: Self.file(23).path))) == .embedded(sha256: "ab12"))
         var inMemory = LibraryContent(tracks: try library.tracks(), playlists: [], libraryName: "Music", artwork: trackArtwork)
-        #expect(Self.compare(fromColumns, with: inMemory) > 4 * 600)
+        #expect(compareEveryRow(of: fromColumns, with: inMemory) > 4 * 600)
         let byIdentifier = LibraryContent.identifier(ofTrack: Self.file(1).path)
         #expect(
             try await fromColumns.contentItem(forIdentifier: byIdentifier)
@@ -94,7 +76,7 @@ import Testing
         #expect(rebuilt !== model)
         #expect(rebuilt.rows.readColumnsNow() != nil)
         inMemory = LibraryContent(tracks: try library.tracks(), playlists: [], libraryName: "Music", artwork: trackArtwork)
-        #expect(Self.compare(fromColumns, with: inMemory) > 4 * 600)
+        #expect(compareEveryRow(of: fromColumns, with: inMemory) > 4 * 600)
         let changed = try await fromColumns.contentItem(forIdentifier: byIdentifier)
         #expect(changed?.title == "Changed")
         #expect(changed?.media?.size == 77)
