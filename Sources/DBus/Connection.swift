@@ -135,7 +135,7 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
     }
 
     static func open(_ address: BusAddress) async throws -> ConnectionCore {
-        let queue = ConnectionExecutor()
+        let queue = try ConnectionExecutor()
         return try await withUnsafeThrowingContinuation { continuation in
             queue.async {
                 do {

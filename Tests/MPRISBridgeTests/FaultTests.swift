@@ -145,6 +145,31 @@ import Testing
             #expect(warnings.first?.contains("the index \(cache)/index.sqlite cannot be written") == true, "\(warnings)")
         }
     }
+    /// Too few file descriptors to reach the bus (a service manager's `LimitNOFILE` set too
+    /// low): the daemon says why and exits with a failure status, whichever descriptor runs out
+    /// first (the connection thread's pipe, the socket), instead of stopping on a trap.
+    @Test func tooFewDescriptorsForTheBusIsAnErrorNotACrash() async throws {
+        let library = try await GeneratedLibrary.make()
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            for limit in 6...8 {
+                let process = try ChildProcess.spawn(
+                    "/bin/sh",
+                    [
+                        "-c", "exec \"$0\" \"$@\" 2>&1", "prlimit", "--nofile=\(limit)", daemonExecutable, "--library",
+                        library.path, "--cache-dir", library.folder.path + "/cache", "--state-dir",
+                        library.folder.path + "/state", "--audio-sink", "fakesink", "--no-mpd",
+                    ],
+                    environment: bus.environment)
+                defer { process.kill() }
+                let status = try await process.waitForExit(timeout: .seconds(20))
+                let output = process.capturedStdout
+                #expect(status == 1, "at \(limit) descriptors: \(output)")
+                #expect(output.contains("Too many open files"), "at \(limit) descriptors: \(output)")
+            }
+        }
+    }
+
     /// The bus going away (a crashed or restarted dbus-daemon): the daemon saves where it was and
     /// exits with a failure status, so a service manager restarts it.
     @Test func losingTheBusSavesTheStateAndExitsWithAFailure() async throws {

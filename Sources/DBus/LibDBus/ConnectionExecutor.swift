@@ -77,9 +77,16 @@ public final class ConnectionExecutor: SerialExecutor, TaskExecutor, @unchecked 
     private var spare: [Job] = []
 
     /// Starts the thread. Internal: a ``Connection`` makes its own.
-    init() {
+    ///
+    /// - Throws: `LimitsExceeded` when the process has no descriptor for the pipe or cannot
+    ///   start a thread: the connection is refused rather than the process stopped.
+    init() throws(DBusError) {
         var ends: [Int32] = [-1, -1]
-        precondition(pipe(&ends) == 0, "pipe failed: errno \(errno)")
+        let made = pipe(&ends)
+        let failure = errno
+        guard made == 0 else {
+            throw DBusError(.limitsExceeded, "No pipe for the connection's thread: \(String(cString: strerror(failure)))")
+        }
         for end in ends {
             _ = fcntl(end, F_SETFD, FD_CLOEXEC)
             _ = fcntl(end, F_SETFL, O_NONBLOCK)
@@ -94,7 +101,11 @@ public final class ConnectionExecutor: SerialExecutor, TaskExecutor, @unchecked 
             start.executor.run()
             return nil
         }, context)
-        precondition(status == 0, "pthread_create failed: \(status)")
+        guard status == 0 else {
+            // The pipe is closed by `deinit`, which runs for an initializer that throws here.
+            Unmanaged<ThreadStart>.fromOpaque(context).release()
+            throw DBusError(.limitsExceeded, "No thread for the connection: pthread_create failed with \(status)")
+        }
         pthread_detach(thread)
     }
 
