@@ -118,12 +118,13 @@ extension PlayableContentManager {
     /// natural order then reads them on the caller's thread, not on the data source's threads
     /// and back. False while a batch of updates is open, or for a path that names no container.
     private func readsFromMemory(_ path: [String]) -> Bool {
-        guard let dataSource = state.withLock({ $0.dataSource }),
-            let indexPath = state.withLock({ state -> IndexPath? in
-                guard !state.isUpdating, case .found(let id) = state.cache.lookUp(path), state.cache.isContainer(id)
-                else { return nil }
-                return state.cache.tree.indexPath(of: id)
-            })
+        // Asked outside the lock: the data source may take locks of its own.
+        guard let (dataSource, indexPath) = state.withLock({ state -> (any PlayableContentDataSource, IndexPath)? in
+            guard let dataSource = state.dataSource, !state.isUpdating, case .found(let id) = state.cache.lookUp(path),
+                state.cache.isContainer(id)
+            else { return nil }
+            return (dataSource, state.cache.tree.indexPath(of: id))
+        })
         else { return false }
         return dataSource.readsChildItemsFromMemory(at: indexPath)
     }

@@ -114,22 +114,15 @@ extension LibraryContent {
         let progress = model.resumable.contains(index) ? progressOf(track) : nil
         let artist = LibraryContentModel.line(track.artists)
         let album = LibraryContentModel.albumText(track.album)
-        let subtitle: String? =
-            switch (artist, album) {
-            case (let artist?, let album?): artist + " — " + album
-            case (let artist?, nil): artist
-            case (nil, let album?): album
-            case (nil, nil): nil
-            }
         return ContentItem(
             identifier: identifier ?? LibraryContentModel.trackIdentifier(track.id), title: track.title,
-            subtitle: subtitle, artwork: artworkOf(track), playbackProgress: progress, isPlayable: true,
+            subtitle: Self.trackSubtitle(artist, album), artwork: artworkOf(track), playbackProgress: progress, isPlayable: true,
             media: ContentMedia(
                 url: track.url, mimeType: track.mimeType, duration: track.duration,
                 size: track.fileSize > 0 ? Int64(track.fileSize) : nil, artist: artist, album: album,
                 genre: LibraryContentModel.line(track.genres), trackNumber: track.trackNumber,
                 date: LibraryContentModel.albumText(track.releaseDate),
-                modificationDate: track.modified > 0 ? Date(timeIntervalSince1970: Double(track.modified) / 1e9) : nil))
+                modificationDate: Self.modificationDate(track.modified)))
     }
 
     /// Track `index`'s item from its fields kept in columns: what ``trackItem(_:_:identifier:)``
@@ -139,23 +132,31 @@ extension LibraryContent {
         _ coverArtworkOf: @Sendable (TrackArtwork) -> MediaItemArtwork?
     ) -> ContentItem {
         let id = model.rows.id(index)
-        let subtitle: String? =
-            switch (row.artist, row.album) {
-            case (let artist?, let album?): artist + " — " + album
-            case (let artist?, nil): artist
-            case (nil, let album?): album
-            case (nil, nil): nil
-            }
         var media = ContentMedia(
             mimeType: row.mimeType, duration: row.duration, size: row.size > 0 ? row.size : nil, artist: row.artist,
             album: row.album, genre: row.genre, trackNumber: row.trackNumber, date: row.date,
-            modificationDate: row.modified > 0 ? Date(timeIntervalSince1970: Double(row.modified) / 1e9) : nil)
+            modificationDate: Self.modificationDate(row.modified))
         // The URL's text, as the track's `url` writes it, without making the `URL`.
         media.urlString = LibraryPath.fileURLString(root, id)
         return ContentItem(
             identifier: identifier ?? LibraryContentModel.trackIdentifier(id), title: row.title,
-            subtitle: subtitle, artwork: row.artwork.flatMap(coverArtworkOf), playbackProgress: nil, isPlayable: true,
-            media: media)
+            subtitle: Self.trackSubtitle(row.artist, row.album), artwork: row.artwork.flatMap(coverArtworkOf),
+            playbackProgress: nil, isPlayable: true, media: media)
+    }
+
+    /// A track row's subtitle: its artists' line and its album, as far as it has them.
+    private static func trackSubtitle(_ artist: String?, _ album: String?) -> String? {
+        switch (artist, album) {
+        case (let artist?, let album?): artist + " — " + album
+        case (let artist?, nil): artist
+        case (nil, let album?): album
+        case (nil, nil): nil
+        }
+    }
+
+    /// A file's modification time, kept in nanoseconds since 1970 (0: unknown), as a row shows it.
+    private static func modificationDate(_ nanoseconds: Int64) -> Date? {
+        nanoseconds > 0 ? Date(timeIntervalSince1970: Double(nanoseconds) / 1e9) : nil
     }
 
     /// Reads the tracks of rows `indexes` in one go, but for those made from columns: a
