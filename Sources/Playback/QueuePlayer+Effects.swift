@@ -72,7 +72,7 @@ extension QueuePlayer {
         var report = StartReport(.done, engineExists: engine != nil)
         do {
             try Task.checkCancellation()
-            let engine = try engineInUse()
+            let engine = try await engineInUse()
             report.engineExists = true
             if let successors = request.load {
                 report.loadBegan = true
@@ -108,9 +108,13 @@ extension QueuePlayer {
     }
 
     /// The engine, made on first use.
-    private func engineInUse() throws -> any PlaybackEngine {
+    private func engineInUse() async throws -> any PlaybackEngine {
         if let engine { return engine }
-        let engine = try makeEngine()
+        // Made on a task of its own: making it loads GStreamer and its plugins (a fifth of a
+        // second the first time), which must not hold the executor the player runs on (in the
+        // daemon the bus connection's thread, where every other call would wait meanwhile).
+        let makeEngine = self.makeEngine
+        let engine = try await Task { try makeEngine() }.value
         engine.volume = core.volume
         let handover = self.handover
         engine.setSuccessorProvider { item in handover.handOver(after: item) }

@@ -1,4 +1,5 @@
 import AsyncSupport
+import Dispatch
 import MediaRemote
 import Playback
 import Synchronization
@@ -219,7 +220,57 @@ func queueItems(_ names: [String]) -> [QueueItem] {
     names.map { QueueItem(identifier: $0, url: URL(fileURLWithPath: "/music/\($0).ogg"), info: NowPlayingInfo(title: $0)) }
 }
 
+/// A serial executor on a dispatch queue that also takes tasks: where a player given one runs
+/// (the daemon's runs on its bus connection's thread).
+final class QueueExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {  // only the queue is stored, and it is thread-safe
+    let queue = DispatchQueue(label: "test.player-executor")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(isolatedTo: self.asUnownedSerialExecutor(), taskExecutor: self.asUnownedTaskExecutor()) }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+}
+
+/// Waits for `semaphore` on a thread of Dispatch's, not of Swift's pool; false after `timeout`.
+func signalled(_ semaphore: DispatchSemaphore, within timeout: DispatchTimeInterval) async -> Bool {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: semaphore.wait(timeout: .now() + timeout) == .success) }
+    }
+}
+
 @Suite struct QueuePlayerTests {
+    /// The engine is made (GStreamer loading its plugins) off the executor the player runs on:
+    /// a player on a bus connection's thread leaves that thread free for other calls meanwhile,
+    /// and the play it was made for goes on once it exists.
+    @Test func makingTheEngineLeavesThePlayersExecutorFree() async throws {
+        let executor = QueueExecutor()
+        let commands = RemoteCommandCenter()
+        let engine = ScriptedEngine()
+        let making = DispatchSemaphore(value: 0)
+        let made = DispatchSemaphore(value: 0)
+        let player = QueuePlayer(
+            commands: commands, nowPlaying: NowPlayingInfoCenter(), executor: executor,
+            makeEngine: {
+                making.signal()
+                made.wait()
+                return engine
+            },
+            resolve: { url in QueueItem(identifier: url.lastPathComponent, url: url, info: NowPlayingInfo(title: "opened")) })
+        await player.start()
+        await player.replaceQueue(with: queueItems(["a"]), play: false)
+        let play = Task { await commands.playCommand.perform() }
+        #expect(await signalled(making, within: .seconds(10)), "the engine was never asked for")
+        let ran = DispatchSemaphore(value: 0)
+        executor.queue.async { ran.signal() }
+        let executorFree = await signalled(ran, within: .seconds(5))
+        made.signal()
+        #expect(executorFree, "work on the player's executor waited for the engine to be made")
+        #expect(await play.value == .success)
+        #expect(engine.calls == ["load a.ogg", "play"])
+    }
+
     @Test func playLoadsTheCurrentItemAndPublishesIt() async throws {
         let p = await ScriptedPlayer(["a", "b"])
         #expect(p.state == .stopped)
