@@ -147,13 +147,15 @@ import Testing
     }
     /// Too few file descriptors to reach the bus (a service manager's `LimitNOFILE` set too
     /// low): the daemon says why and exits with a failure status, whichever descriptor runs out
-    /// first (the connection thread's pipe, the socket), instead of stopping on a trap. With no
-    /// descriptor at all left once the pipe fails (6), libdispatch itself may trap as it exits.
+    /// first (the connection thread's pipe, the socket), instead of stopping on a trap. Seven
+    /// leaves one or two past libdispatch's own (how many it opens first differs between
+    /// machines): the pipe or the socket is then the first to fail. With none left (6)
+    /// libdispatch itself may trap; with one more (8) the daemon may start.
     @Test func tooFewDescriptorsForTheBusIsAnErrorNotACrash() async throws {
         let library = try await GeneratedLibrary.make()
         defer { library.remove() }
         try await PrivateBus.with { bus in
-            for limit in 7...8 {
+            for limit in [7] {
                 let process = try ChildProcess.spawn(
                     "/bin/sh",
                     [
