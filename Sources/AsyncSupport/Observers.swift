@@ -31,7 +31,9 @@ public final class Observers<Change>: Sendable {
 
     /// Calls every observer registered now with `change`, in the order they were added.
     public func notify(_ change: Change) {
-        for observer in state.withLock({ $0.observers.map(\.observer) }) { observer(change) }
+        // A closure, not the key path `\.observer`: in this generic class a key path is made
+        // anew at each call, its types looked up by their mangled names (about 60 µs a call).
+        for observer in state.withLock({ $0.observers.map { $0.observer } }) { observer(change) }
     }
 
     /// Whether no observer is registered.
