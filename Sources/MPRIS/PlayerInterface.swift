@@ -261,10 +261,9 @@ final class PlayerInterface: Sendable {
         }
     }
 
-    /// The last metadata built and the item it was built from, so that a
-    /// publication that changes only playback fields (play, pause, seek)
-    /// does not rebuild it.
-    private let metadataCache = Mutex<(item: NowPlayingInfo?, metadata: Metadata)>((nil, .nothingLoaded))
+    /// The item whose metadata the `Metadata` property shows (its ``NowPlayingInfo/itemFields``),
+    /// nil while it shows nothing loaded.
+    private let metadataShown = Mutex<NowPlayingInfo?>(nil)
 
     /// Brings every property up to date with the command and now-playing
     /// centres, as one `PropertiesChanged` carrying what changed.
@@ -281,7 +280,7 @@ final class PlayerInterface: Sendable {
         let rates = commands.changePlaybackRateCommand.options
         interface.batch {
             playbackStatus.value = info?.playbackState.mprisStatus ?? "Stopped"
-            metadata.value = metadata(for: info, artURL: artURL)
+            if let changed = changedMetadata(for: info, artURL: artURL) { metadata.value = changed }
             rate.value = info?.nominalRate ?? 1
             volume.value = nowPlaying.volume
             (minimumRate.value, maximumRate.value) = rateRange(rates, info)
@@ -320,12 +319,14 @@ final class PlayerInterface: Sendable {
                 || commands.skipBackwardCommand.isAvailable)
     }
 
-    private func metadata(for info: NowPlayingInfo?, artURL: (MediaItemArtwork) -> URL?) -> Metadata {
-        guard let info else { return .nothingLoaded }
-        let item = info.itemFields
-        if let cached = metadataCache.withLock({ $0.item == item ? $0.metadata : nil }) { return cached }
-        let metadata = Metadata(info, artURL: info.artwork.flatMap(artURL))
-        metadataCache.withLock { $0 = (item, metadata) }
+    /// The metadata of `info` when it describes another item than the one last shown (or
+    /// none), nil when it is the same: a play, pause or seek then neither builds the metadata
+    /// nor encodes and compares the property's value.
+    private func changedMetadata(for info: NowPlayingInfo?, artURL: (MediaItemArtwork) -> URL?) -> Metadata? {
+        let item = info?.itemFields
+        guard metadataShown.withLock({ $0 != item }) else { return nil }
+        let metadata = info.map { Metadata($0, artURL: $0.artwork.flatMap(artURL)) } ?? .nothingLoaded
+        metadataShown.withLock { $0 = item }
         return metadata
     }
 }
