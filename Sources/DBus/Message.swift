@@ -62,6 +62,9 @@ public struct Message: Sendable {
             errorName: nil, sender: nil, destination: destination?.rawValue, expectsReply: false, body: body)
     }
 
+    /// Made once: a name from a literal is checked each time it is made.
+    private static let propertiesChangedMember: MemberName = "PropertiesChanged"
+
     /// `org.freedesktop.DBus.Properties.PropertiesChanged` from `path`: the new
     /// values of `changed` properties of `interface`, and the names of the `invalidated` ones.
     public static func propertiesChanged(
@@ -69,7 +72,7 @@ public struct Message: Sendable {
         invalidated: [String] = []
     ) -> Message {
         .signal(
-            path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            path: path, interface: ObjectServer.properties, member: Self.propertiesChangedMember,
             body: [
                 .string(interface.rawValue),
                 .dictionary(
