@@ -234,6 +234,7 @@ extension ServeOptions {
         _ = signal(SIGPIPE, SIG_IGN)
         let logger = makeLogger(level: logLevel)
         do {
+            try OpenFileLimit.raise()
             let connection = try await Daemon.connect(bus)
             if unlessRunning, let owner = try await Daemon.runningPlayer(name, on: connection) {
                 logger.info("a player named \(name) already serves on this bus (\(owner)); nothing to start")

@@ -145,31 +145,67 @@ import Testing
             #expect(warnings.first?.contains("the index \(cache)/index.sqlite cannot be written") == true, "\(warnings)")
         }
     }
-    /// Too few file descriptors to reach the bus (a service manager's `LimitNOFILE` set too
-    /// low): the daemon says why and exits with a failure status, whichever descriptor runs out
-    /// first (the connection thread's pipe, the socket), instead of stopping on a trap. Seven
-    /// leaves one or two past libdispatch's own (how many it opens first differs between
-    /// machines): the pipe or the socket is then the first to fail. With none left (6)
-    /// libdispatch itself may trap; with one more (8) the daemon may start.
-    @Test func tooFewDescriptorsForTheBusIsAnErrorNotACrash() async throws {
+    /// An open-file limit below what the daemon needs (a service manager's `LimitNOFILE` set
+    /// too low): the daemon says so and exits with a failure status before it connects, instead
+    /// of stopping on a trap where a descriptor runs out, or starting without the one its
+    /// handling of SIGTERM needs and ignoring the signal (as it did at 9). Seven leaves one or
+    /// two past libdispatch's own (how many it opens first differs between machines); with none
+    /// left (6) libdispatch itself may trap.
+    @Test(arguments: [7, 9, 40, 63])
+    func anOpenFileLimitBelowWhatTheDaemonNeedsIsAnError(limit: Int) async throws {
         let library = try await GeneratedLibrary.make()
         defer { library.remove() }
         try await PrivateBus.with { bus in
-            for limit in [7] {
-                let process = try ChildProcess.spawn(
-                    "/bin/sh",
-                    [
-                        "-c", "exec \"$0\" \"$@\" 2>&1", "prlimit", "--nofile=\(limit)", daemonExecutable, "--library",
-                        library.path, "--cache-dir", library.folder.path + "/cache", "--state-dir",
-                        library.folder.path + "/state", "--audio-sink", "fakesink", "--no-mpd",
-                    ],
-                    environment: bus.environment)
-                defer { process.kill() }
-                let status = try await process.waitForExit(timeout: .seconds(20))
-                let output = process.capturedStdout
-                #expect(status == 1, "at \(limit) descriptors: \(output)")
-                #expect(output.contains("Too many open files"), "at \(limit) descriptors: \(output)")
-            }
+            let process = try ChildProcess.spawn(
+                "/bin/sh",
+                [
+                    "-c", "exec \"$0\" \"$@\" 2>&1", "prlimit", "--nofile=\(limit)", daemonExecutable, "--library",
+                    library.path, "--cache-dir", library.folder.path + "/cache", "--state-dir",
+                    library.folder.path + "/state", "--audio-sink", "fakesink", "--no-mpd",
+                ],
+                environment: bus.environment)
+            defer { process.kill() }
+            let status = try await process.waitForExit(timeout: .seconds(20))
+            let output = process.capturedStdout
+            #expect(status == 1, "\(output)")
+            #expect(
+                output.contains("the open-file limit is \(limit) (ulimit -n) and the daemon needs at least 64"),
+                "\(output)")
+        }
+    }
+
+    /// At the fewest open files it accepts (soft and hard limit 64), the daemon plays, answers
+    /// its MPD face, and a SIGTERM stops it cleanly.
+    @Test func atTheFewestOpenFilesItAcceptsTheDaemonPlaysAndStopsOnSIGTERM() async throws {
+        let library = try await GeneratedLibrary.make()
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            _ = try await DaemonFixture.scan(library).check()
+            let daemon = try await DaemonFixture.start(on: bus, library: library, launcher: ["prlimit", "--nofile=64"])
+            defer { daemon.process.kill() }
+            _ = try await daemon.playerctl("play")
+            #expect(try await daemon.playerctl("status") == "Playing")
+            #expect(try await daemon.mpc("current") == "Artist - Tone 1")
+            // DaemonFixture's stop sends SIGTERM and expects a clean exit within 8 s.
+            try await daemon.stop()
+        }
+    }
+
+    /// A soft open-file limit under the hard one (1024 under 524288 is systemd's default) is
+    /// raised to the hard one: many MPD clients do not run the daemon out of files.
+    @Test func aSoftOpenFileLimitIsRaisedToTheHardOne() async throws {
+        let library = try await GeneratedLibrary.make()
+        defer { library.remove() }
+        try await PrivateBus.with { bus in
+            _ = try await DaemonFixture.scan(library).check()
+            let daemon = try await DaemonFixture.start(
+                on: bus, library: library, launcher: ["prlimit", "--nofile=100:4096"])
+            defer { daemon.process.kill() }
+            let limits = try String(contentsOfFile: "/proc/\(daemon.process.pid)/limits", encoding: .utf8)
+            let files = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }
+            #expect(files?.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).prefix(2) == ["4096", "4096"],
+                "\(files ?? "")")
+            try await daemon.stop()
         }
     }
 
