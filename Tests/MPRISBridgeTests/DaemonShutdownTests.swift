@@ -66,7 +66,10 @@ import Testing
             let took = ContinuousClock.now - stopping
             let output = daemon.process.capturedStdout
             #expect(status == 1, "\(output)")
-            #expect(took >= .seconds(5) && took < .seconds(8), "stopping took \(took)")
+            // The deadline (5 s), then at most the group's 2 s for cancelled services to end, and
+            // a margin for a loaded machine (8.5 s seen on CI); without the deadline, releasing the
+            // name would wait for D-Bus's 25 s reply timeout.
+            #expect(took >= .seconds(5) && took < .seconds(10), "stopping took \(took)")
             #expect(output.contains("shutting down took more than 5 s (releasing"), "\(output)")
             let saved = try #require(SavedState.read(in: daemon.stateDirectory))
             #expect(saved.currentIdentifier == library.tracks[0].path && saved.positionMilliseconds >= 3_000, "\(saved)")
