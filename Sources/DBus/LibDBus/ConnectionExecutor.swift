@@ -129,9 +129,7 @@ public final class ConnectionExecutor: SerialExecutor, TaskExecutor, @unchecked 
         UnownedSerialExecutor(ordinary: self)
     }
 
-    public func checkIsolated() {
-        precondition(isCurrent, "Not on the D-Bus connection's thread")
-    }
+    public func checkIsolated() { preconditionIsCurrent() }
 
     public func isSameExclusiveExecutionContext(other: ConnectionExecutor) -> Bool { other === self }
 
@@ -170,10 +168,10 @@ public final class ConnectionExecutor: SerialExecutor, TaskExecutor, @unchecked 
     private func submit(_ job: Job) {
         // The loop's own thread never needs waking: it runs what it enqueued before it sleeps.
         let onLoop = threadID.load(ordering: .relaxed) == UInt(pthread_self())
-        var forward = false
         let wake = inbox.withLock { inbox -> Bool in
             if inbox.ended {
-                forward = true
+                // Under the lock, as the jobs left when the loop ended were: in the order it saw them.
+                fallback.async { [self] in runJob(job) }
                 return false
             }
             inbox.jobs.append(job)
@@ -181,9 +179,7 @@ public final class ConnectionExecutor: SerialExecutor, TaskExecutor, @unchecked 
             inbox.sleeping = false
             return true
         }
-        if forward {
-            fallback.async { [self] in runJob(job) }
-        } else if wake {
+        if wake {
             var one: UInt8 = 1
             _ = write(wakeWriter, &one, 1)
         }
@@ -333,12 +329,14 @@ public final class ConnectionExecutor: SerialExecutor, TaskExecutor, @unchecked 
         // Ended: what is left, and whatever comes later, runs on the fallback queue in order.
         watches = [:]
         timers = [:]
-        let left = inbox.withLock { inbox -> [Job] in
+        // Handed to the queue under the lock that marks the loop ended: a job submitted once
+        // `ended` is seen goes to the queue after these, never before them.
+        inbox.withLock { inbox in
             inbox.ended = true
-            defer { inbox.jobs = [] }
-            return inbox.jobs
+            let left = inbox.jobs
+            inbox.jobs = []
+            fallback.async { [self] in for job in left { runJob(job) } }
         }
-        fallback.async { [self] in for job in left { runJob(job) } }
         threadID.store(0, ordering: .releasing)
     }
 }
