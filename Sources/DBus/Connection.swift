@@ -1,3 +1,4 @@
+import AsyncSupport
 import Dispatch
 import Synchronization
 
@@ -378,13 +379,4 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
 private final class CallTicket: @unchecked Sendable {  // read and written on the connection's serial queue only
     var serial: UInt32?
     var cancelled = false
-}
-
-extension Duration {
-    var dispatchInterval: DispatchTimeInterval {
-        let (seconds, attoseconds) = components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !nanoseconds.overflow, seconds >= 0 else { return seconds < 0 ? .nanoseconds(0) : .never }
-        return .nanoseconds(Int(nanoseconds.partialValue + attoseconds / 1_000_000_000))
-    }
 }

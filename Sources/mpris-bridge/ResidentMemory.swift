@@ -137,11 +137,3 @@ final class ResidentMemory: Sendable {
     /// that played ending while paused), its symbol lookup maps 64 KB of every library again.
     private static let threadTeardownBound = cmalloc_bind_thread_teardown()
 }
-
-extension Duration {
-    /// The same span for Dispatch, to the nanosecond.
-    fileprivate var dispatchInterval: DispatchTimeInterval {
-        let (seconds, attoseconds) = components
-        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-    }
-}
