@@ -228,6 +228,11 @@ extension ServeOptions {
         // raises this threshold after each large free, and a client's one big message then
         // leaves its megabytes in the heap for good (a 2.6 MB call: +6 MB kept, 0 with this).
         _ = mallopt(M_MMAP_THRESHOLD, 256 * 1024)
+        // Fixing that threshold also fixes the trim threshold at 128 KB: each page of 100 rows
+        // (two buffers of about 110 KB) then gave its memory back with `brk` and faulted it in
+        // again, 6 % of the daemon's CPU for a page. The heap's top keeps up to 1 MB; an idle
+        // daemon trims it all (`ResidentMemory`).
+        _ = mallopt(M_TRIM_THRESHOLD, 1024 * 1024)
         // A write to a pipe or socket whose reader is gone (snapserver restarted under a FIFO
         // sink, a client that hung up) fails with EPIPE, which the writer handles; SIGPIPE's
         // default would end the daemon silently, its state unsaved.
