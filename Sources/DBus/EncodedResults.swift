@@ -2,19 +2,28 @@
 /// reply straight from its own data instead of as a tree of ``DBusValue``s (each boxed, then
 /// appended value by value through libdbus's iterators).
 ///
-/// The bytes are handed to libdbus whole, which checks them as it checks a received message.
-/// Should it refuse them, the reply is made from `fallback`'s values the ordinary way, which
-/// reports the problem as it always has.
+/// Bytes given to ``init(bytes:signature:fallback:)`` are handed to libdbus whole, which checks
+/// them as it checks a received message. Should it refuse them, the reply is made from
+/// `fallback`'s values the ordinary way, which reports the problem as it always has. Rows
+/// written by ``PropertyRows`` are valid by construction and go on the wire unchecked.
 public struct EncodedResults: Sendable {
     let bytes: [UInt8]
     let signature: Signature
     let fallback: @Sendable () throws -> [DBusValue]
+    /// The bytes were written by this library's own writer, which refuses whatever libdbus
+    /// would: the reply is written to the socket without libdbus reading it all again.
+    let isWellFormed: Bool
 
     /// Results whose body, of `signature`, is `bytes`; `fallback` makes the same results as
     /// values, and is called only if libdbus refuses the bytes.
     public init(bytes: [UInt8], signature: Signature, fallback: @escaping @Sendable () throws -> [DBusValue]) {
+        self.init(bytes: bytes, signature: signature, isWellFormed: false, fallback: fallback)
+    }
+
+    init(bytes: [UInt8], signature: Signature, isWellFormed: Bool, fallback: @escaping @Sendable () throws -> [DBusValue]) {
         self.bytes = bytes
         self.signature = signature
+        self.isWellFormed = isWellFormed
         self.fallback = fallback
     }
 
@@ -24,7 +33,7 @@ public struct EncodedResults: Sendable {
     public static func wireBytes(of values: [DBusValue]) -> [UInt8]? {
         var body = WireBody()
         for value in values where !body.append(value) { return nil }
-        return body.bytes
+        return body.takeBytes()
     }
 }
 
@@ -88,8 +97,19 @@ public struct PropertyRows {
     public mutating func finish() -> [UInt8]? {
         guard !failed, body.finishArray(lengthAt: lengthAt, start: start) else { return nil }
         failed = true
-        return body.bytes
+        return body.takeBytes()
     }
+
+    /// The rows as a method's results of signature `aa{sv}`, or nil as ``finish()`` is. Written
+    /// here, they are valid by construction: the reply goes on the wire without libdbus
+    /// checking its every row again, which cost the sender as much as the bus's own check.
+    /// `fallback` makes the same rows as values, for a connection that cannot take the bytes.
+    public mutating func finishResults(fallback: @escaping @Sendable () throws -> [DBusValue]) -> EncodedResults? {
+        guard let bytes = finish() else { return nil }
+        return EncodedResults(bytes: bytes, signature: Self.signature, isWellFormed: true, fallback: fallback)
+    }
+
+    private static let signature = Signature(unchecked: [.array(.dictionary(key: .string, value: .variant))])
 
     /// One dictionary of a ``PropertyRows`` array, `a{sv}`.
     public struct Row {
@@ -115,25 +135,28 @@ public struct PropertyRows {
         public mutating func add(_ name: String, _ value: DBusValue) {
             guard !failed else { return }
             body.pad(to: 8)
-            guard body.appendString(name), body.appendSignature(Self.signature(of: value)), body.append(value) else {
+            guard body.appendString(name), Self.appendSignature(of: value, to: &body), body.append(value) else {
                 failed = true
                 return
             }
         }
 
         /// The signature of a property's value: the common ones without describing the type.
-        private static func signature(of value: DBusValue) -> String {
+        private static func appendSignature(of value: DBusValue, to body: inout WireBody) -> Bool {
+            let known: StaticString
             switch value {
-            case .string: "s"
-            case .objectPath: "o"
-            case .boolean: "b"
-            case .uint32: "u"
-            case .int32: "i"
-            case .int64: "x"
-            case .double: "d"
-            case .array(.string, _): "as"
-            default: value.type.description
+            case .string: known = "s"
+            case .objectPath: known = "o"
+            case .boolean: known = "b"
+            case .uint32: known = "u"
+            case .int32: known = "i"
+            case .int64: known = "x"
+            case .double: known = "d"
+            case .array(.string, _): known = "as"
+            default: return body.appendVariantSignature(of: value)
             }
+            body.appendKnownSignature(known)
+            return true
         }
     }
 }

@@ -149,7 +149,10 @@ public final class Interface: Sendable {
             case .values(let values): return .values(try checked(values))
             case .encoded(let encoded):
                 try Self.check(encoded.signature, of: name, is: expected)
-                return .encoded(EncodedResults(bytes: encoded.bytes, signature: encoded.signature) { try checked(encoded.fallback()) })
+                return .encoded(
+                    EncodedResults(bytes: encoded.bytes, signature: encoded.signature, isWellFormed: encoded.isWellFormed) {
+                        try checked(encoded.fallback())
+                    })
             }
         }
         addMethod(
@@ -493,7 +496,7 @@ public final class Interface: Sendable {
             }
             return true
         }
-        return written ? body.bytes : nil
+        return written ? body.takeBytes() : nil
     }
 
     /// The pieces of `GetAll`'s body, in declaration order; nil if a stored value cannot be written.
@@ -505,7 +508,7 @@ public final class Interface: Sendable {
         for name in order {
             guard let property = properties[name], property.access != .write else { continue }
             if let get = property.get {
-                if run.count > 0 { pieces.append(.entries(run.bytes)) }
+                if run.count > 0 { pieces.append(.entries(run.takeBytes())) }
                 run = WireBody()
                 pieces.append(.computed(name: name, get: get))
             } else if let value = values[name] {
@@ -513,7 +516,7 @@ public final class Interface: Sendable {
                 guard run.append(.string(name)), run.append(.variant(Variant(value))) else { return nil }
             }
         }
-        if run.count > 0 { pieces.append(.entries(run.bytes)) }
+        if run.count > 0 { pieces.append(.entries(run.takeBytes())) }
         return pieces
     }
 

@@ -309,8 +309,10 @@ enum ObjectServer {
                     let results = try await MethodCallContext.$current.withValue(context) {
                         try await invokeResults(call.body)
                     }
-                    // Bytes written by the handler go to libdbus whole; refused, as values.
-                    if case .encoded(let encoded) = results, reply.encoded(encoded.bytes, signature: encoded.signature) {
+                    // Bytes written by the handler go on the wire as they are; refused, as values.
+                    if case .encoded(let encoded) = results,
+                        reply.encoded(encoded.bytes, signature: encoded.signature, isWellFormed: encoded.isWellFormed)
+                    {
                         return
                     }
                     return reply.values(try results.values())
@@ -357,10 +359,10 @@ enum ObjectServer {
                 DBusError(.unknownInterface, "Object '\(DBusError.excerpt(call.path!.rawValue))' has no interface '\(DBusError.excerpt(interfaceName))'"))
         }
         if member.rawValue == "GetAll" {
-            // Most often the stored values' bytes written for an earlier call, and the message
-            // handed to libdbus whole; otherwise the values one by one, as for any reply.
+            // Most often the stored values' bytes written for an earlier call, sent as written;
+            // otherwise the values one by one, as for any reply.
             if call.expectsReply, let body = interface.encodedReadableValues(),
-                reply.encoded(body, signature: Self.propertiesSignature)
+                reply.encoded(body, signature: Self.propertiesSignature, isWellFormed: true)
             {
                 return
             }
@@ -449,11 +451,14 @@ struct Replier: Sendable {
         }
     }
 
-    /// Replies with a body already in wire format; false, with nothing sent, if libdbus finds
-    /// the message invalid.
-    func encoded(_ body: [UInt8], signature: Signature) -> Bool {
+    /// Replies with a body already in wire format, sent as it is if ``WireBody`` wrote it
+    /// (`isWellFormed`), else checked by libdbus; false, with nothing sent, if the message is
+    /// invalid.
+    func encoded(_ body: [UInt8], signature: Signature, isWellFormed: Bool) -> Bool {
         guard call.expectsReply else { return true }
-        guard let message = OutgoingMessage(replyTo: call.serial, destination: call.sender, signature: signature, body: body)
+        guard
+            let message = OutgoingMessage(
+                replyTo: call.serial, destination: call.sender, signature: signature, body: body, isWellFormed: isWellFormed)
         else { return false }
         send(message)
         return true

@@ -1,29 +1,65 @@
+import Glibc
+
 /// Values written in D-Bus's wire format (little-endian), for replies assembled from bytes kept
 /// between calls instead of value by value through libdbus's iterators.
 ///
-/// Offsets are relative to the start of `bytes`, which stands for an 8-aligned place in a
+/// Offsets are relative to the first byte written, which stands for an 8-aligned place in a
 /// message (a body's start, a dictionary entry's), so bytes written for one such place are
 /// valid at any other. Whatever it cannot write as libdbus would accept (a NUL inside a
 /// string, a unix fd, a dictionary key that is not basic, an element of another type than its
-/// array's, too deep a nesting) makes ``append(_:)`` return false: the caller then builds the
-/// message the ordinary way, which reports the problem as it always has. libdbus validates the
-/// finished message again before it is sent.
+/// array's, a variant's type that no signature may hold, too deep a nesting) makes
+/// ``append(_:)`` return false: the caller then builds the message the ordinary way, which
+/// reports the problem as it always has. What it writes is therefore a valid body: strings are
+/// Swift's, always valid UTF-8; object paths and signatures are checked when made.
 struct WireBody {
-    private(set) var bytes: [UInt8] = []
+    /// The bytes written, then zeros up to the storage's end: growing fills with zeros, so
+    /// padding and a string's closing NUL are written by moving `count` on, and each value is
+    /// one copy into place rather than an array append per piece.
+    private var storage: [UInt8]
+    /// How many bytes are written.
+    private(set) var count = 0
 
-    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+    init(capacity: Int = 0) { storage = [UInt8](repeating: 0, count: capacity) }
 
-    var count: Int { bytes.count }
+    /// The bytes written, without copying them; the body is left empty.
+    mutating func takeBytes() -> [UInt8] {
+        var taken: [UInt8] = []
+        swap(&taken, &storage)
+        taken.removeSubrange(count...)
+        count = 0
+        return taken
+    }
+
+    /// Makes room for `extra` more bytes.
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if count + extra > storage.count { grow(toHold: count + extra) }
+    }
+
+    private mutating func grow(toHold needed: Int) {
+        storage.append(contentsOf: repeatElement(0, count: Swift.max(needed, storage.count * 2, 64) - storage.count))
+    }
+
+    /// Copies `source` in at the end.
+    private mutating func write(_ source: UnsafeRawBufferPointer) {
+        guard let from = source.baseAddress, source.count > 0 else { return }
+        reserve(source.count)
+        let at = count
+        storage.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: at).copyMemory(from: from, byteCount: source.count) }
+        count += source.count
+    }
 
     mutating func pad(to alignment: Int) {
-        let remainder = bytes.count % alignment
-        if remainder != 0 { bytes.append(contentsOf: repeatElement(0, count: alignment - remainder)) }
+        let remainder = count % alignment
+        guard remainder != 0 else { return }
+        reserve(alignment - remainder)
+        count += alignment - remainder
     }
 
     /// Appends bytes written for an 8-aligned place, after padding to 8.
     mutating func appendAligned(_ other: [UInt8]) {
         pad(to: 8)
-        bytes.append(contentsOf: other)
+        other.withUnsafeBytes { write($0) }
     }
 
     /// A 4-aligned UInt32 (an array's length to patch later).
@@ -31,14 +67,21 @@ struct WireBody {
 
     private mutating func appendInteger<T: FixedWidthInteger>(_ value: T) {
         pad(to: MemoryLayout<T>.size)
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        reserve(MemoryLayout<T>.size)
+        let at = count
+        storage.withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: at, as: T.self) }
+        count += MemoryLayout<T>.size
+    }
+
+    private mutating func appendByte(_ value: UInt8) {
+        reserve(1)
+        storage[count] = value
+        count += 1
     }
 
     /// Writes `value` at a 4-byte place reserved earlier (an array's length).
     private mutating func patch(_ value: UInt32, at offset: Int) {
-        withUnsafeBytes(of: value.littleEndian) { raw in
-            for index in 0..<4 { bytes[offset + index] = raw[index] }
-        }
+        storage.withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
     }
 
     /// Appends `value` with its alignment; false (with `bytes` then unspecified) when it cannot
@@ -46,10 +89,11 @@ struct WireBody {
     mutating func append(_ value: DBusValue) -> Bool { append(value, depth: 0) }
 
     private mutating func append(_ value: DBusValue, depth: Int) -> Bool {
-        // The wire allows 64 levels of containers; libdbus checks the finished message again.
-        guard depth <= 64 else { return false }
+        // The wire allows 64 levels of containers and a signature 32 nested arrays or structs;
+        // half the first keeps both without counting them apart. Deeper values go the ordinary way.
+        guard depth <= Self.maximumDepth else { return false }
         switch value {
-        case .byte(let v): bytes.append(v)
+        case .byte(let v): appendByte(v)
         case .boolean(let v): appendInteger(UInt32(v ? 1 : 0))
         case .int16(let v): appendInteger(v)
         case .uint16(let v): appendInteger(v)
@@ -64,13 +108,13 @@ struct WireBody {
         case .array(let element, let items):
             guard !element.containsUnixFD else { return false }
             appendInteger(UInt32(0))
-            let lengthAt = bytes.count - 4
+            let lengthAt = count - 4
             pad(to: element.alignment)
-            let start = bytes.count
+            let start = count
             if element == .byte {
                 for item in items {
                     guard case .byte(let byte) = item else { return false }
-                    bytes.append(byte)
+                    appendByte(byte)
                 }
             } else {
                 for item in items {
@@ -81,9 +125,9 @@ struct WireBody {
         case .dictionary(let key, let valueType, let entries):
             guard key.isBasic, !key.containsUnixFD, !valueType.containsUnixFD else { return false }
             appendInteger(UInt32(0))
-            let lengthAt = bytes.count - 4
+            let lengthAt = count - 4
             pad(to: 8)
-            let start = bytes.count
+            let start = count
             for entry in entries {
                 guard entry.key.hasType(key), entry.value.hasType(valueType) else { return false }
                 pad(to: 8)
@@ -95,8 +139,7 @@ struct WireBody {
             pad(to: 8)
             for field in fields where !append(field, depth: depth + 1) { return false }
         case .variant(let variant):
-            let type = variant.value.type
-            guard !type.containsUnixFD, appendSignature(type.description) else { return false }
+            guard appendVariantSignature(of: variant.value) else { return false }
             return append(variant.value, depth: depth + 1)
         }
         return true
@@ -106,9 +149,9 @@ struct WireBody {
     /// `elementAlignment` itself); false when `body` does or the array is too long.
     mutating func appendArray(elementAlignment: Int, _ body: (inout WireBody) -> Bool) -> Bool {
         appendInteger(UInt32(0))
-        let lengthAt = bytes.count - 4
+        let lengthAt = count - 4
         pad(to: elementAlignment)
-        let start = bytes.count
+        let start = count
         guard body(&self) else { return false }
         return finishArray(lengthAt: lengthAt, start: start)
     }
@@ -119,12 +162,12 @@ struct WireBody {
         let signature = value.type.description
         guard value.type.isBasic, signature.utf8.count == 1 else { return false }
         pad(to: 8)
-        bytes.append(code)
+        appendByte(code)
         return appendSignature(signature) && append(value)
     }
 
     mutating func finishArray(lengthAt: Int, start: Int) -> Bool {
-        let length = bytes.count - start
+        let length = count - start
         // The D-Bus limit on an array's length.
         guard length <= 1 << 26 else { return false }
         patch(UInt32(length), at: lengthAt)
@@ -134,25 +177,74 @@ struct WireBody {
     mutating func appendString(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { utf8 in
-            guard !utf8.contains(0) else { return false }
-            appendInteger(UInt32(utf8.count))
-            bytes.append(contentsOf: utf8)
-            bytes.append(0)
+            let length = utf8.count
+            guard length == 0 || memchr(utf8.baseAddress!, 0, length) == nil else { return false }
+            pad(to: 4)
+            // The length, the text and its NUL, which the zeros past `count` already are.
+            reserve(4 + length + 1)
+            let at = count
+            storage.withUnsafeMutableBytes { raw in
+                raw.storeBytes(of: UInt32(length).littleEndian, toByteOffset: at, as: UInt32.self)
+                if length > 0 { raw.baseAddress!.advanced(by: at + 4).copyMemory(from: utf8.baseAddress!, byteCount: length) }
+            }
+            count += 4 + length + 1
             return true
         }
     }
 
+    /// The deepest nesting of containers written: every level of an array, a dictionary entry,
+    /// a struct or a variant counts.
+    static let maximumDepth = 32
+
+    /// Appends the signature a variant holding `value` starts with; false when no signature
+    /// may hold its type (a unix fd, an empty struct, a dictionary key that is not basic, too
+    /// deep a nesting, more than 255 characters).
+    mutating func appendVariantSignature(of value: DBusValue) -> Bool {
+        let type = value.type
+        guard type.isBasic ? type != .unixFD : type.isWritableInVariant(depth: 0) else { return false }
+        return appendSignature(type.description)
+    }
+
+    /// Appends a signature known valid when written (a literal such as `"s"`).
+    mutating func appendKnownSignature(_ text: StaticString) {
+        appendSignatureBytes(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
     mutating func appendSignature(_ text: String) -> Bool {
-        let utf8 = text.utf8
-        guard utf8.count <= 255 else { return false }
-        bytes.append(UInt8(utf8.count))
-        bytes.append(contentsOf: utf8)
-        bytes.append(0)
-        return true
+        var text = text
+        return text.withUTF8 { utf8 in
+            guard utf8.count <= 255 else { return false }
+            appendSignatureBytes(UnsafeRawBufferPointer(utf8))
+            return true
+        }
+    }
+
+    /// A signature: its length in a byte, its text and a NUL (the zero past `count`).
+    private mutating func appendSignatureBytes(_ utf8: UnsafeRawBufferPointer) {
+        reserve(utf8.count + 2)
+        storage[count] = UInt8(utf8.count)
+        count += 1
+        write(utf8)
+        count += 1
     }
 }
 
 extension DBusType {
+    /// Whether a variant may hold values of this type: no unix fd, no empty struct, basic
+    /// dictionary keys, at most ``WireBody/maximumDepth`` levels of containers.
+    fileprivate func isWritableInVariant(depth: Int) -> Bool {
+        guard depth <= WireBody.maximumDepth else { return false }
+        switch self {
+        case .unixFD: return false
+        case .array(let element): return element.isWritableInVariant(depth: depth + 1)
+        case .dictionary(let key, let value):
+            return key.isBasic && key != .unixFD && value.isWritableInVariant(depth: depth + 2)
+        case .structure(let fields):
+            return !fields.isEmpty && fields.allSatisfy { $0.isWritableInVariant(depth: depth + 1) }
+        default: return true
+        }
+    }
+
     /// The alignment of this type's values on the wire.
     var alignment: Int {
         switch self {

@@ -493,21 +493,24 @@ struct MediaTreeNodes: Sendable {
     /// boxed and then appended one by one through libdbus's iterators); as values, with the
     /// same rows, when a row cannot be written so (libdbus then refuses it as before).
     func listingResults(_ entries: [ContentEntry], filter: Filter) -> MethodResults {
-        guard let bytes = encodedRows(entries, filter: filter) else { return .values([dictionaries(entries, filter: filter)]) }
-        return .encoded(
-            EncodedResults(bytes: bytes, signature: Self.listSignature) { [self] in [dictionaries(entries, filter: filter)] })
+        var rows = writtenRows(entries, filter: filter)
+        let written = rows.finishResults { [self] in [dictionaries(entries, filter: filter)] }
+        return written.map(MethodResults.encoded) ?? .values([dictionaries(entries, filter: filter)])
     }
-
-    static let listSignature = Signature(stringLiteral: "aa{sv}")
 
     /// The rows of ``dictionaries(_:filter:)`` in wire format (`aa{sv}`), or nil when one cannot be written.
     func encodedRows(_ entries: [ContentEntry], filter: Filter) -> [UInt8]? {
+        var rows = writtenRows(entries, filter: filter)
+        return rows.finish()
+    }
+
+    private func writtenRows(_ entries: [ContentEntry], filter: Filter) -> PropertyRows {
         // About 650 bytes a track with every property.
         var rows = PropertyRows(capacity: entries.count * (filter.names == nil ? 768 : 128) + 16)
         forEachRow(of: entries, filter: filter) { visitProperties in
             rows.appendRow { row in visitProperties { name, value in row.add(name, value) } }
         }
-        return rows.finish()
+        return rows
     }
 
     func dictionaries(_ entries: [ContentEntry], filter: Filter) -> DBusValue {

@@ -3,46 +3,69 @@
 import CDBus
 import Glibc
 
-/// A message marshalled for libdbus, ready to queue. Built on the sender's thread, so a body
-/// that cannot go on the wire throws there, and marshalling stays off the connection's queue.
+/// A message marshalled for libdbus, or written whole in wire format, ready to queue. Built on
+/// the sender's thread, so a body that cannot go on the wire throws there, and marshalling
+/// stays off the connection's queue.
 final class OutgoingMessage: @unchecked Sendable {  // owned by one thread at a time; libdbus refcounts are thread-safe once threads are initialised
+    enum Form {
+        /// A libdbus message; the connection gives it its serial.
+        case libdbus(OpaquePointer)
+        /// A whole message in wire format (little-endian, valid by construction), its serial
+        /// field 0 until the connection writes it to the socket itself.
+        case written([UInt8])
+    }
+
     /// Used only by the folder's code, which sends it.
-    let pointer: OpaquePointer
+    let form: Form
 
     init(_ message: Message) throws {
         precondition(threadsInitialized, "libdbus could not initialise its thread support")
-        pointer = try Self.build(message)
+        form = .libdbus(try Self.build(message))
     }
 
     /// A method return to the call `replySerial` from `destination`, its body `signature` and
-    /// `body` already in wire format (little-endian), or nil if libdbus finds the message
-    /// invalid. The message is handed to libdbus whole and checked there as a received message
-    /// is, instead of value by value through its iterators.
-    init?(replyTo replySerial: UInt32, destination: String?, signature: Signature, body: [UInt8]) {
+    /// `body` already in wire format (little-endian), or nil if the message is invalid.
+    ///
+    /// A body `isWellFormed` (written by ``WireBody``, which refuses what libdbus would) is sent
+    /// as written: libdbus reading it all again cost the daemon as much processor time as the
+    /// bus's own check of the same reply. Any other body is handed to libdbus whole and checked
+    /// there as a received message is, instead of value by value through its iterators.
+    init?(replyTo replySerial: UInt32, destination: String?, signature: Signature, body: [UInt8], isWellFormed: Bool) {
         precondition(threadsInitialized, "libdbus could not initialise its thread support")
-        guard replySerial != 0, let pointer = Self.methodReturn(replySerial, destination, signature, body) else {
+        guard replySerial != 0, let message = Self.methodReturn(replySerial, destination, signature, body) else {
             return nil
         }
-        self.pointer = pointer
+        if isWellFormed {
+            // The tests run debug builds: every reply they see written so is checked as libdbus would.
+            assert(Self.libdbusAccepts(message), "WireBody wrote a message libdbus refuses")
+            form = .written(message)
+        } else {
+            guard let pointer = Self.libdbusMessage(reading: message) else { return nil }
+            form = .libdbus(pointer)
+        }
     }
 
-    deinit { dbus_message_unref(pointer) }
+    deinit {
+        if case .libdbus(let pointer) = form { dbus_message_unref(pointer) }
+    }
+
+    /// Where a message's serial is: after the byte order, type, flags, version and body length.
+    static let serialOffset = 8
 }
 
 extension OutgoingMessage {
     // MARK: Building messages from wire bytes
 
-    /// The header of a method return (serial 1, as a message read must have one; the copy
-    /// libdbus makes of it has none, so the connection gives it the next one) before `body`.
+    /// The bytes of a method return before `body`, its serial 0.
     private static func methodReturn(
         _ replySerial: UInt32, _ destination: String?, _ signature: Signature, _ body: [UInt8]
-    ) -> OpaquePointer? {
+    ) -> [UInt8]? {
         guard body.count <= 1 << 27 else { return nil }
         var message = WireBody(capacity: body.count + 96)
         let headerWritten =
             message.append(.byte(UInt8(ascii: "l"))) && message.append(.byte(UInt8(DBUS_MESSAGE_TYPE_METHOD_RETURN)))
             && message.append(.byte(0)) && message.append(.byte(1)) && message.append(.uint32(UInt32(body.count)))
-            && message.append(.uint32(1))
+            && message.append(.uint32(0))
             && message.appendArray(elementAlignment: 8) { fields in
                 fields.appendHeaderField(5, .uint32(replySerial))
                     && (destination.map { fields.appendHeaderField(6, .string($0)) } ?? true)
@@ -50,10 +73,28 @@ extension OutgoingMessage {
             }
         guard headerWritten else { return nil }
         message.appendAligned(body)
+        // The D-Bus limit on a whole message.
+        guard message.count <= 1 << 27 else { return nil }
+        return message.takeBytes()
+    }
+
+    private static func libdbusAccepts(_ bytes: [UInt8]) -> Bool {
+        guard let message = libdbusMessage(reading: bytes) else { return false }
+        dbus_message_unref(message)
+        return true
+    }
+
+    /// The libdbus message `bytes` (serial 0) are, checked as a received message is, or nil if
+    /// libdbus refuses them.
+    static func libdbusMessage(reading bytes: [UInt8]) -> OpaquePointer? {
+        // A message read must have a serial; the copy libdbus makes of it has none, so the
+        // connection gives it the next one.
+        var bytes = bytes
+        bytes[serialOffset] = 1
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
-        let read = message.bytes.withUnsafeBufferPointer { buffer in
+        let read = bytes.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) { dbus_message_demarshal($0.baseAddress, Int32($0.count), &error) }
         }
         guard let read else { return nil }

@@ -31,6 +31,8 @@ extension RawConnection {
             if revents & Int16(POLLHUP) != 0 { condition |= DBUS_WATCH_HANGUP.rawValue }
             if revents & Int16(POLLERR | POLLNVAL) != 0 { condition |= DBUS_WATCH_ERROR.rawValue }
             _ = dbus_watch_handle(watch, condition)
+            // libdbus may have written the last of its messages that a written one waits behind.
+            if !outbox.isEmpty { sendOutbox() }
             drain()
         }
         dbus_watch_set_data(watch, Unmanaged.passRetained(Registration(identifier)).toOpaque(), releaseRegistration)

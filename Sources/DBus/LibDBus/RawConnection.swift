@@ -31,6 +31,8 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `lo
     private var filterData: UnsafeMutableRawPointer?
     /// A drain is enqueued on the loop and has not run yet.
     private var drainScheduled = false
+    /// Messages behind one written to the socket by this side (`RawConnection+Outbox.swift`).
+    var outbox = Outbox()
 
     /// The unique name the bus gave this connection, such as `:1.42`.
     let uniqueName: String
@@ -120,11 +122,32 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `lo
     func send(_ message: OutgoingMessage) throws -> UInt32 {
         loop.preconditionIsCurrent()
         guard !closed, dbus_connection_get_is_connected(connection) != 0 else { throw DBusError.disconnected() }
+        switch message.form {
+        case .libdbus(let pointer):
+            if outbox.isEmpty { return try sendThroughLibdbus(pointer) }
+            return queueBehindWritten(message, pointer)
+        case .written(let bytes):
+            return try sendWritten(bytes)
+        }
+    }
+
+    /// Hands `pointer` to libdbus, which gives it the next serial and writes it.
+    func sendThroughLibdbus(_ pointer: OpaquePointer) throws -> UInt32 {
         var serial: dbus_uint32_t = 0
-        guard dbus_connection_send(connection, message.pointer, &serial) != 0 else {
+        guard dbus_connection_send(connection, pointer, &serial) != 0 else {
             throw DBusError(.failed, "libdbus ran out of memory queueing a message")
         }
         return serial
+    }
+
+    /// Whether libdbus still holds messages to write (a message partly written included).
+    var libdbusHasMessagesToSend: Bool { dbus_connection_has_messages_to_send(connection) != 0 }
+
+    /// The connection's socket, for messages this side writes; nil if libdbus has none.
+    var socketDescriptor: Int32? {
+        var descriptor: Int32 = -1
+        guard dbus_connection_get_socket(connection, &descriptor) != 0, descriptor >= 0 else { return nil }
+        return descriptor
     }
 
     /// Removes every callback, closes and releases the connection. On `loop`; idempotent.
@@ -140,6 +163,7 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `lo
         dbus_connection_set_timeout_functions(connection, nil, nil, nil, nil, nil)
         dbus_connection_set_dispatch_status_function(connection, nil, nil, nil)
         dbus_connection_set_wakeup_main_function(connection, nil, nil, nil)
+        dropOutbox()
         dbus_connection_close(connection)
         dbus_connection_unref(connection)
     }
