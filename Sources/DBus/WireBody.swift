@@ -79,6 +79,9 @@ struct WireBody {
         count += 1
     }
 
+    /// Writes `value` at a 4-byte place written earlier (a message's body length).
+    mutating func patchUInt32(_ value: UInt32, at offset: Int) { patch(value, at: offset) }
+
     /// Writes `value` at a 4-byte place reserved earlier (an array's length).
     private mutating func patch(_ value: UInt32, at offset: Int) {
         storage.withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
@@ -201,8 +204,14 @@ struct WireBody {
     /// deep a nesting, more than 255 characters).
     mutating func appendVariantSignature(of value: DBusValue) -> Bool {
         let type = value.type
-        guard type.isBasic ? type != .unixFD : type.isWritableInVariant(depth: 0) else { return false }
+        guard Self.canWriteSignature(of: type) else { return false }
         return appendSignature(type.description)
+    }
+
+    /// Whether a signature may hold `type`: no unix fd, no empty struct, basic dictionary keys,
+    /// at most ``maximumDepth`` levels of containers.
+    static func canWriteSignature(of type: DBusType) -> Bool {
+        type.isBasic ? type != .unixFD : type.isWritableInVariant(depth: 0)
     }
 
     /// Appends a signature known valid when written (a literal such as `"s"`).

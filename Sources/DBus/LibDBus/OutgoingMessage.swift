@@ -18,9 +18,18 @@ final class OutgoingMessage: @unchecked Sendable {  // owned by one thread at a 
     /// Used only by the folder's code, which sends it.
     let form: Form
 
+    /// `message` written whole in wire format when ``WireBody`` can write its body (sent on the
+    /// socket as written), else built through libdbus's iterators, which throw for what cannot go
+    /// on the wire.
     init(_ message: Message) throws {
         precondition(threadsInitialized, "libdbus could not initialise its thread support")
-        form = .libdbus(try Self.build(message))
+        if let written = Self.written(message) {
+            // The tests run debug builds: every message they see written is checked as libdbus would.
+            assert(Self.libdbusAccepts(written), "WireBody wrote a message libdbus refuses")
+            form = .written(written)
+        } else {
+            form = .libdbus(try Self.build(message))
+        }
     }
 
     /// A method return to the call `replySerial` from `destination`, its body `signature` and
@@ -60,21 +69,86 @@ extension OutgoingMessage {
     private static func methodReturn(
         _ replySerial: UInt32, _ destination: String?, _ signature: Signature, _ body: [UInt8]
     ) -> [UInt8]? {
-        guard body.count <= 1 << 27 else { return nil }
-        var message = WireBody(capacity: body.count + 96)
-        let headerWritten =
-            message.append(.byte(UInt8(ascii: "l"))) && message.append(.byte(UInt8(DBUS_MESSAGE_TYPE_METHOD_RETURN)))
-            && message.append(.byte(0)) && message.append(.byte(1)) && message.append(.uint32(UInt32(body.count)))
-            && message.append(.uint32(0))
-            && message.appendArray(elementAlignment: 8) { fields in
+        writtenMessage(
+            type: UInt8(DBUS_MESSAGE_TYPE_METHOD_RETURN), flags: 0, signature: signature, capacity: body.count + 96,
+            fields: { fields in
                 fields.appendHeaderField(5, .uint32(replySerial))
                     && (destination.map { fields.appendHeaderField(6, .string($0)) } ?? true)
-                    && fields.appendHeaderField(8, .signature(signature))
+            },
+            body: { written in
+                written.appendAligned(body)
+                return true
+            })
+    }
+
+    /// `message` in wire format, its serial 0, or nil when ``WireBody`` cannot write it as
+    /// libdbus would accept it (a value it refuses, a signature over 255 characters, a
+    /// message missing a field its kind needs, the local interface or path reserved to libdbus).
+    private static func written(_ message: Message) -> [UInt8]? {
+        let type: Int32
+        switch message.kind {
+        case .methodCall:
+            guard message.path != nil, message.member != nil else { return nil }
+            type = DBUS_MESSAGE_TYPE_METHOD_CALL
+        case .signal:
+            guard message.path != nil, message.interface != nil, message.member != nil else { return nil }
+            type = DBUS_MESSAGE_TYPE_SIGNAL
+        case .methodReturn:
+            guard (message.replySerial ?? 0) != 0 else { return nil }
+            type = DBUS_MESSAGE_TYPE_METHOD_RETURN
+        case .error:
+            guard (message.replySerial ?? 0) != 0 else { return nil }
+            type = DBUS_MESSAGE_TYPE_ERROR
+        }
+        if message.path?.rawValue == "/org/freedesktop/DBus/Local" || message.interface?.rawValue == "org.freedesktop.DBus.Local" {
+            return nil
+        }
+        var signature: Signature?
+        if !message.body.isEmpty {
+            let types = message.body.map(\.type)
+            guard types.allSatisfy(WireBody.canWriteSignature(of:)) else { return nil }
+            let complete = Signature(unchecked: types)
+            guard complete.rawValue.utf8.count <= 255 else { return nil }
+            signature = complete
+        }
+        // A method call that wants no reply says so; no other flag is ever set.
+        let flags: UInt8 = message.kind == .methodCall && !message.expectsReply ? 1 : 0
+        return writtenMessage(
+            type: UInt8(type), flags: flags, signature: signature, capacity: 256,
+            fields: { fields in
+                (message.path.map { fields.appendHeaderField(1, .objectPath($0)) } ?? true)
+                    && (message.interface.map { fields.appendHeaderField(2, .string($0.rawValue)) } ?? true)
+                    && (message.member.map { fields.appendHeaderField(3, .string($0.rawValue)) } ?? true)
+                    && (message.kind != .error || fields.appendHeaderField(4, .string((message.errorName ?? .failed).rawValue)))
+                    && (message.replySerial.map { fields.appendHeaderField(5, .uint32($0)) } ?? true)
+                    && (message.destination.map { fields.appendHeaderField(6, .string($0)) } ?? true)
+            },
+            body: { written in
+                written.pad(to: 8)
+                for value in message.body where !written.append(value) { return false }
+                return true
+            })
+    }
+
+    /// A whole message: the fixed header (little-endian, `type`, `flags`, version 1, the body's
+    /// length, serial 0), the header fields `fields` writes with `signature`'s added, then the
+    /// body `body` writes. Nil when either fails or the message passes the D-Bus limit.
+    private static func writtenMessage(
+        type: UInt8, flags: UInt8, signature: Signature?, capacity: Int,
+        fields: (inout WireBody) -> Bool, body: (inout WireBody) -> Bool
+    ) -> [UInt8]? {
+        var message = WireBody(capacity: capacity)
+        let headerWritten =
+            message.append(.byte(UInt8(ascii: "l"))) && message.append(.byte(type)) && message.append(.byte(flags))
+            && message.append(.byte(1)) && message.append(.uint32(0)) && message.append(.uint32(0))
+            && message.appendArray(elementAlignment: 8) { written in
+                fields(&written) && (signature.map { written.appendHeaderField(8, .signature($0)) } ?? true)
             }
         guard headerWritten else { return nil }
-        message.appendAligned(body)
-        // The D-Bus limit on a whole message.
-        guard message.count <= 1 << 27 else { return nil }
+        message.pad(to: 8)
+        let bodyStart = message.count
+        guard body(&message), message.count <= 1 << 27 else { return nil }
+        message.patchUInt32(UInt32(message.count - bodyStart), at: 4)
         return message.takeBytes()
     }
 
