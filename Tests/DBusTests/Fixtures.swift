@@ -48,8 +48,11 @@ struct ServiceFixture: Sendable {
     }
 }
 
-/// Starts a private bus, serves ``TestService`` on it and runs `body`; stops everything afterwards.
-func withTestService<T: Sendable>(_ body: (ServiceFixture) async throws -> T) async throws -> T {
+/// Starts a private bus with two connections to it, a service's and a client's, and runs `body`;
+/// closes both and stops the bus afterwards.
+func withServiceAndClient<T: Sendable>(
+    _ body: (_ bus: PrivateBus, _ service: Connection, _ client: Connection) async throws -> T
+) async throws -> T {
     try await PrivateBus.with { bus in
         let service = try await Connection.connect(to: .address(bus.address))
         let client = try await Connection.connect(to: .address(bus.address))
@@ -57,6 +60,13 @@ func withTestService<T: Sendable>(_ body: (ServiceFixture) async throws -> T) as
             service.close()
             client.close()
         }
+        return try await body(bus, service, client)
+    }
+}
+
+/// Starts a private bus, serves ``TestService`` on it and runs `body`; stops everything afterwards.
+func withTestService<T: Sendable>(_ body: (ServiceFixture) async throws -> T) async throws -> T {
+    try await withServiceAndClient { bus, service, client in
         let test = TestService()
         try service.export(test.interface, at: TestService.path)
         let reply = try await service.requestName(TestService.busName)

@@ -118,13 +118,7 @@ import Testing
     /// `GetAll` is written from bytes kept between calls; `Get` still goes value by value through
     /// libdbus's iterators: both must read the same, for every type and shape.
     @Test func getAllFromKeptBytesEqualsEachGetForEveryTypeAndFollowsChanges() async throws {
-        try await PrivateBus.with { bus in
-            let service = try await Connection.connect(to: .address(bus.address))
-            let client = try await Connection.connect(to: .address(bus.address))
-            defer {
-                service.close()
-                client.close()
-            }
+        try await withServiceAndClient { _, service, client in
             let values = TypeRoundTripTests.everyType
             let every = Interface("org.mprisbridge.Every1")
             for (index, value) in values.enumerated() { try every.constantProperty(MemberName(validating: "P\(index)"), value) }

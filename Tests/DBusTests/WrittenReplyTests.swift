@@ -65,13 +65,7 @@ import Testing
     }
 
     @Test func aBusThatStopsReadingNeverBlocksTheConnectionsThreadAndItsLossIsReported() async throws {
-        try await PrivateBus.with { bus in
-            let service = try await Connection.connect(to: .address(bus.address))
-            let client = try await Connection.connect(to: .address(bus.address))
-            defer {
-                service.close()
-                client.close()
-            }
+        try await withServiceAndClient { bus, service, client in
             let started = Atomic<Bool>(false)
             let rows = Interface("org.mprisbridge.Rows1")
             rows.method(
