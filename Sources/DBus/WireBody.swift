@@ -216,7 +216,8 @@ struct WireBody {
 
     /// Appends a signature known valid when written (a literal such as `"s"`).
     mutating func appendKnownSignature(_ text: StaticString) {
-        appendSignatureBytes(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        // A one-character literal may be stored as a scalar, which has no `utf8Start`.
+        text.withUTF8Buffer { appendSignatureBytes(UnsafeRawBufferPointer($0)) }
     }
 
     mutating func appendSignature(_ text: String) -> Bool {
