@@ -1,4 +1,5 @@
-// Marshalling: a `Message` built into a libdbus message, checked on the way.
+// Marshalling: a `Message` written whole in wire format, or built into a libdbus message where
+// the writer cannot write its body; checked on the way either way.
 
 import CDBus
 import Glibc
