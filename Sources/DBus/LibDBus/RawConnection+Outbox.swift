@@ -1,10 +1,11 @@
 // Messages written whole by this side (nearly all: `OutgoingMessage`) go to the socket
 // directly. libdbus has no public way to send bytes it has not read again: handing it a 110 KB
 // reply made it validate every row, as much processor time as the bus spends on the same
-// message, and a signal built through its iterators cost more than writing it. The stream stays one sequence of whole messages because every libdbus call and every
-// write is made on the connection's thread, and this side writes only when libdbus holds nothing
-// to write; while a written message is not wholly on the socket, the messages sent after it wait
-// here, in order, and go to libdbus once it is.
+// message, and a signal built through its iterators cost more than writing it. The stream stays
+// one sequence of whole messages because every libdbus call and every write is made on the
+// connection's thread, and this side writes only when libdbus holds nothing to write; while a
+// written message is not wholly on the socket, the messages sent after it wait here, in order,
+// and go to libdbus once it is.
 
 import CDBus
 import Glibc
@@ -101,8 +102,11 @@ extension RawConnection {
                     outbox.replaceFirst(with: .written(bytes, sent: now))
                     return watchWritable(true)
                 case .failed:
-                    // The bus is gone: libdbus reads the hang-up and closes the connection.
+                    // As libdbus does when its own write fails: the connection is closed, so
+                    // that every caller learns it (a message lost silently would leave its
+                    // caller waiting for a reply). libdbus then dispatches `Disconnected`.
                     outbox.removeAll()
+                    closeAfterFailedWrite()
                 }
             }
         }

@@ -140,6 +140,13 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `lo
         return serial
     }
 
+    /// Closes libdbus's side after a write of this side's failed; the connection's own close
+    /// (``close()``) still releases it.
+    func closeAfterFailedWrite() {
+        guard !closed else { return }
+        dbus_connection_close(connection)
+    }
+
     /// Whether libdbus still holds messages to write (a message partly written included).
     var libdbusHasMessagesToSend: Bool { dbus_connection_has_messages_to_send(connection) != 0 }
 
