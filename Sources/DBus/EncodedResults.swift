@@ -5,7 +5,8 @@
 /// Bytes given to ``init(bytes:signature:fallback:)`` are handed to libdbus whole, which checks
 /// them as it checks a received message. Should it refuse them, the reply is made from
 /// `fallback`'s values the ordinary way, which reports the problem as it always has. Rows
-/// written by ``PropertyRows`` are valid by construction and go on the wire unchecked.
+/// written by ``PropertyRows`` (``PropertyRows/finishResults(fallback:)``) are valid by
+/// construction and go on the wire unchecked.
 public struct EncodedResults: Sendable {
     let bytes: [UInt8]
     let signature: Signature
@@ -103,7 +104,8 @@ public struct PropertyRows {
     /// The rows as a method's results of signature `aa{sv}`, or nil as ``finish()`` is. Written
     /// here, they are valid by construction: the reply goes on the wire without libdbus
     /// checking its every row again, which cost the sender as much as the bus's own check.
-    /// `fallback` makes the same rows as values, for a connection that cannot take the bytes.
+    /// `fallback` makes the same rows as values, for a reply that cannot be sent as written
+    /// (a message over the D-Bus limit of 128 MiB), which then reports the problem.
     public mutating func finishResults(fallback: @escaping @Sendable () throws -> [DBusValue]) -> EncodedResults? {
         guard let bytes = finish() else { return nil }
         return EncodedResults(bytes: bytes, signature: Self.signature, isWellFormed: true, fallback: fallback)

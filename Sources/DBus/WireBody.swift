@@ -87,7 +87,7 @@ struct WireBody {
         storage.withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
     }
 
-    /// Appends `value` with its alignment; false (with `bytes` then unspecified) when it cannot
+    /// Appends `value` with its alignment; false (what is written then unspecified) when it cannot
     /// be written as libdbus would accept it.
     mutating func append(_ value: DBusValue) -> Bool { append(value, depth: 0) }
 
