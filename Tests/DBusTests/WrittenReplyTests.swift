@@ -66,7 +66,9 @@ import Testing
 
     @Test func aBusThatStopsReadingNeverBlocksTheConnectionsThreadAndItsLossIsReported() async throws {
         try await withServiceAndClient { bus, service, client in
-            let built = Atomic<Bool>(false)
+            // 0 until the handler stops the bus, then 1 if it stopped, 2 if `kill` failed.
+            let busStop = Atomic<Int>(0)
+            let busPID = bus.daemonPID
             let rows = Interface("org.mprisbridge.Rows1")
             rows.method(
                 "Rows", inputs: [], outputs: [Argument("rows", .array(.dictionary(key: .string, value: .variant)))]
@@ -74,17 +76,17 @@ import Testing
                 var written = PropertyRows()
                 for index in 0..<20_000 { written.appendRow { Self.row(index, into: &$0) } }
                 let results = written.finishResults(fallback: { [] })!
-                built.store(true, ordering: .releasing)
+                // Stopped before the reply, about 12 MB, is written: the bus reads none of it,
+                // and the socket fills.
+                busStop.store(kill(busPID, SIGSTOP) == 0 ? 1 : 2, ordering: .releasing)
                 return .encoded(results)
             }
             try service.export(rows, at: Self.path)
             let message = Message.methodCall(
                 destination: service.uniqueName, path: Self.path, interface: "org.mprisbridge.Rows1", member: "Rows")
             let call = Task { try await client.call(message) }
-            // Stopped once the rows are built: the reply, about 12 MB, is then written while the
-            // bus reads nothing, and the socket fills.
-            while !built.load(ordering: .acquiring) { await Task.yield() }
-            #expect(kill(bus.daemonPID, SIGSTOP) == 0)
+            while busStop.load(ordering: .acquiring) == 0 { await Task.yield() }
+            #expect(busStop.load(ordering: .acquiring) == 1)
             // Work for the connection's thread still runs, before and after the reply is queued
             // there: the thread waits for the socket in `poll`, never in a write (a write that
             // blocked would hold one of these hops until the suite's time limit).

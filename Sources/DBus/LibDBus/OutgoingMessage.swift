@@ -17,7 +17,7 @@ final class OutgoingMessage: @unchecked Sendable {  // owned by one thread at a 
     }
 
     /// Used only by the folder's code, which sends it.
-    let form: Form
+    private(set) var form: Form
 
     /// `message` written whole in wire format when ``WireBody`` can write its body (sent on the
     /// socket as written), else built through libdbus's iterators, which throw for what cannot go
@@ -57,6 +57,14 @@ final class OutgoingMessage: @unchecked Sendable {  // owned by one thread at a 
 
     deinit {
         if case .libdbus(let pointer) = form { dbus_message_unref(pointer) }
+    }
+
+    /// The written bytes, handed over to the connection that sends them (a message is sent
+    /// once): it writes its serial into them in place, without copying a large reply.
+    func takeWrittenBytes() -> [UInt8] {
+        guard case .written(let bytes) = form else { return [] }
+        form = .written([])
+        return bytes
     }
 
     /// Where a message's serial is: after the byte order, type, flags, version and body length.

@@ -56,7 +56,7 @@ extension RawConnection {
 
     /// Sends a message written whole (its serial field 0): at once if nothing waits before it,
     /// else after what does. Returns the serial written into it.
-    func sendWritten(_ message: [UInt8]) throws -> UInt32 {
+    func sendWritten(_ message: consuming [UInt8]) throws -> UInt32 {
         guard socketDescriptor != nil else {
             // Not on a socket: libdbus reads it after all.
             guard let pointer = OutgoingMessage.libdbusMessage(reading: message) else {
@@ -65,10 +65,9 @@ extension RawConnection {
             defer { dbus_message_unref(pointer) }
             return try sendThroughLibdbus(pointer)
         }
-        var message = message
         let serial = outbox.nextSerial()
-        withUnsafeBytes(of: serial.littleEndian) { raw in
-            for index in 0..<4 { message[OutgoingMessage.serialOffset + index] = raw[index] }
+        message.withUnsafeMutableBytes {
+            $0.storeBytes(of: serial.littleEndian, toByteOffset: OutgoingMessage.serialOffset, as: UInt32.self)
         }
         outbox.append(.written(message, sent: 0))
         sendOutbox()

@@ -126,8 +126,8 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `lo
         case .libdbus(let pointer):
             if outbox.isEmpty { return try sendThroughLibdbus(pointer) }
             return queueBehindWritten(message, pointer)
-        case .written(let bytes):
-            return try sendWritten(bytes)
+        case .written:
+            return try sendWritten(message.takeWrittenBytes())
         }
     }
 
