@@ -177,35 +177,22 @@ import Testing
     /// At the fewest open files it accepts (soft and hard limit 64), the daemon plays, answers
     /// its MPD face, and a SIGTERM stops it cleanly.
     @Test func atTheFewestOpenFilesItAcceptsTheDaemonPlaysAndStopsOnSIGTERM() async throws {
-        let library = try await GeneratedLibrary.make()
-        defer { library.remove() }
-        try await PrivateBus.with { bus in
-            _ = try await DaemonFixture.scan(library).check()
-            let daemon = try await DaemonFixture.start(on: bus, library: library, launcher: ["prlimit", "--nofile=64"])
-            defer { daemon.process.kill() }
+        // DaemonFixture.with ends with its stop, which sends SIGTERM and expects a clean exit.
+        try await DaemonFixture.with(launcher: ["prlimit", "--nofile=64"]) { daemon in
             _ = try await daemon.playerctl("play")
             #expect(try await daemon.playerctl("status") == "Playing")
             #expect(try await daemon.mpc("current") == "Artist - Tone 1")
-            // DaemonFixture's stop sends SIGTERM and expects a clean exit within 8 s.
-            try await daemon.stop()
         }
     }
 
     /// A soft open-file limit under the hard one (1024 under 524288 is systemd's default) is
     /// raised to the hard one: many MPD clients do not run the daemon out of files.
     @Test func aSoftOpenFileLimitIsRaisedToTheHardOne() async throws {
-        let library = try await GeneratedLibrary.make()
-        defer { library.remove() }
-        try await PrivateBus.with { bus in
-            _ = try await DaemonFixture.scan(library).check()
-            let daemon = try await DaemonFixture.start(
-                on: bus, library: library, launcher: ["prlimit", "--nofile=100:4096"])
-            defer { daemon.process.kill() }
+        try await DaemonFixture.with(launcher: ["prlimit", "--nofile=100:4096"]) { daemon in
             let limits = try String(contentsOfFile: "/proc/\(daemon.process.pid)/limits", encoding: .utf8)
             let files = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }
             #expect(files?.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).prefix(2) == ["4096", "4096"],
                 "\(files ?? "")")
-            try await daemon.stop()
         }
     }
 

@@ -178,17 +178,19 @@ struct DaemonFixture: Sendable {
         }
     }
 
-    /// Runs a fresh library through `body` with a daemon serving it, then stops both.
+    /// Runs a fresh library through `body` with a daemon serving it (started through
+    /// `launcher`, as ``start(on:library:arguments:environment:launcher:)`` does), then stops both.
     static func with(
         library: GeneratedLibrary? = nil, arguments: [String] = [], environment: [String: String] = [:],
-        _ body: (DaemonFixture) async throws -> Void
+        launcher: [String] = [], _ body: (DaemonFixture) async throws -> Void
     ) async throws {
         let library = if let library { library } else { try await GeneratedLibrary.make() }
         defer { library.remove() }
         try await PrivateBus.with { bus in
             let scan = try await scan(library)
             #expect(scan.succeeded, "\(scan)")
-            let daemon = try await start(on: bus, library: library, arguments: arguments, environment: environment)
+            let daemon = try await start(
+                on: bus, library: library, arguments: arguments, environment: environment, launcher: launcher)
             do {
                 try await body(daemon)
             } catch {
