@@ -25,9 +25,7 @@ final class OutgoingMessage: @unchecked Sendable {  // owned by one thread at a 
     init(_ message: Message) throws {
         precondition(threadsInitialized, "libdbus could not initialise its thread support")
         if let written = Self.written(message) {
-            // The tests run debug builds: every message they see written is checked as libdbus would.
-            assert(Self.libdbusAccepts(written), "WireBody wrote a message libdbus refuses")
-            form = .written(written)
+            form = Self.writtenForm(written)
         } else {
             form = .libdbus(try Self.build(message))
         }
@@ -46,9 +44,7 @@ final class OutgoingMessage: @unchecked Sendable {  // owned by one thread at a 
             return nil
         }
         if isWellFormed {
-            // The tests run debug builds: every reply they see written so is checked as libdbus would.
-            assert(Self.libdbusAccepts(message), "WireBody wrote a message libdbus refuses")
-            form = .written(message)
+            form = Self.writtenForm(message)
         } else {
             guard let pointer = Self.libdbusMessage(reading: message) else { return nil }
             form = .libdbus(pointer)
@@ -159,6 +155,13 @@ extension OutgoingMessage {
         guard body(&message), message.count <= 1 << 27 else { return nil }
         message.patchUInt32(UInt32(message.count - bodyStart), at: 4)
         return message.takeBytes()
+    }
+
+    /// A message ``WireBody`` wrote, to be sent as written. The tests run debug builds: every
+    /// message they see written is checked as libdbus would check it.
+    private static func writtenForm(_ bytes: [UInt8]) -> Form {
+        assert(libdbusAccepts(bytes), "WireBody wrote a message libdbus refuses")
+        return .written(bytes)
     }
 
     private static func libdbusAccepts(_ bytes: [UInt8]) -> Bool {

@@ -150,7 +150,9 @@ final class RawConnection: @unchecked Sendable {  // every member is used on `lo
     /// Whether libdbus still holds messages to write (a message partly written included).
     var libdbusHasMessagesToSend: Bool { dbus_connection_has_messages_to_send(connection) != 0 }
 
-    /// The connection's socket, for messages this side writes; nil if libdbus has none.
+    /// The connection's socket, for messages this side writes; nil if libdbus has none. Asked
+    /// at each write, never kept: once libdbus has dropped the connection it has none, and a
+    /// number kept would name whatever file opened since took it.
     var socketDescriptor: Int32? {
         var descriptor: Int32 = -1
         guard dbus_connection_get_socket(connection, &descriptor) != 0, descriptor >= 0 else { return nil }
