@@ -21,17 +21,16 @@ extension ContentCache {
         var spared: Set<ContentTree.NodeID> = [ContentTree.rootID]
         for pinned in pins.keys {
             var current: ContentTree.NodeID? = pinned
-            while let id = current, let node = tree.node(id), spared.insert(id).inserted { current = node.parent }
+            while let id = current, tree.exists(id), spared.insert(id).inserted { current = tree[id].parent }
         }
         let candidates = tree.readContainers().filter { id in
-            let node = tree[id]
-            return !spared.contains(id) && node.lastUse != latest && node.isComplete && !node.owesUpdate
-                && !loading.contains(id) && (node.children?.count ?? 0) <= limit / 2 && node.pagedCount == nil
+            !spared.contains(id) && tree[id].lastUse != latest && tree[id].isComplete && !tree[id].owesUpdate
+                && !loading.contains(id) && (tree[id].children?.count ?? 0) <= limit / 2 && tree[id].pagedCount == nil
         }.sorted { tree[$0].lastUse < tree[$1].lastUse }
         for id in candidates {
             guard tree.liveCount - 1 > target else { break }
             // Gone with a container forgotten before it in this pass.
-            guard let node = tree.node(id), node.children != nil else { continue }
+            guard tree.exists(id), tree[id].children != nil else { continue }
             for container in tree.readContainers(from: id) {
                 forgotten[tree.path(of: container)] = tree.fingerprint(of: container)
             }
@@ -69,8 +68,8 @@ extension ContentCache {
     func step(from current: ContentTree.NodeID, to key: String)
         -> (isRead: Bool, isPaged: Bool, child: (id: ContentTree.NodeID, indexPath: IndexPath)?)
     {
-        guard let node = tree.node(current), node.children != nil else { return (false, false, nil) }
-        let child = node.childByKey[key].map { ($0, tree.indexPath(of: $0)) }
-        return (true, node.pagedCount != nil, child)
+        guard tree.exists(current), tree[current].children != nil else { return (false, false, nil) }
+        let child = tree[current].childByKey[key].map { ($0, tree.indexPath(of: $0)) }
+        return (true, tree[current].pagedCount != nil, child)
     }
 }

@@ -20,7 +20,7 @@ extension ContentCache {
         -> (ids: ArraySlice<ContentTree.NodeID>, hasLoadingRow: Bool, count: Int)
     {
         var order =
-            sorted.map { $0.filter { tree.node($0)?.parent == id } }?[...]
+            sorted.map { $0.filter { tree.exists($0) && tree[$0].parent == id } }?[...]
             ?? tree.listingOrder(of: id)[...]
         // Only once a listing has given up waiting: until then the data source answers in time.
         var loading = tree[id].owesUpdate && !tree[id].isComplete
@@ -48,37 +48,39 @@ extension ContentCache {
     }
 
     /// The row of node `id` as remotes see it; a container not read yet has no counts (the
-    /// manager asks the data source for a hint, outside its lock).
-    func entry(for id: ContentTree.NodeID) -> ContentEntry {
-        let node = tree[id]
-        let item = node.item ?? ContentItem(identifier: "", isContainer: true)
+    /// manager asks the data source for a hint, outside its lock). `parent`, when given, is where
+    /// its parent is (a page's rows share it, rather than each walking up to the root for it).
+    func entry(for id: ContentTree.NodeID, under parent: (path: [String], indexPath: IndexPath)? = nil) -> ContentEntry {
+        // Fields are read in place (`tree[id].…`): a copy of the node retains all it holds.
+        let item = tree[id].item ?? ContentItem(identifier: "", isContainer: true)
         var children: ContentEntry.ChildCounts?
         if item.isContainer {
-            let blocked = context.depthLimit.map { node.depth >= $0 } ?? false
+            let blocked = context.depthLimit.map { tree[id].depth >= $0 } ?? false
             if blocked {
                 children = ContentEntry.ChildCounts(childCount: 0, itemCount: 0, containerCount: 0, isComplete: true)
-            } else if let count = node.pagedCount {
+            } else if let count = tree[id].pagedCount {
                 let shown = context.itemLimit.map { min(count, $0) } ?? count
                 children = ContentEntry.ChildCounts(
-                    childCount: shown, itemCount: node.pagesContainers ? 0 : shown,
-                    containerCount: node.pagesContainers ? shown : 0, isComplete: node.isComplete)
-            } else if let copied = node.children {
+                    childCount: shown, itemCount: tree[id].pagesContainers ? 0 : shown,
+                    containerCount: tree[id].pagesContainers ? shown : 0, isComplete: tree[id].isComplete)
+            } else if let copiedCount = tree[id].children?.count {
                 let all = rows(of: id, kind: .all)
                 let containers =
-                    all.ids.count == copied.count
-                    ? node.containerCount + (all.hasLoadingRow ? 1 : 0) : rows(of: id, kind: .containers).count
+                    all.ids.count == copiedCount
+                    ? tree[id].containerCount + (all.hasLoadingRow ? 1 : 0) : rows(of: id, kind: .containers).count
                 children = ContentEntry.ChildCounts(
                     childCount: all.count, itemCount: all.count - containers, containerCount: containers,
-                    isComplete: node.isComplete)
+                    isComplete: tree[id].isComplete)
             }
         }
-        let parentShowsProgress = node.parent.map { tree[$0].displaysProgress } ?? false
+        let parentShowsProgress = tree[id].parent.map { tree[$0].displaysProgress } ?? false
         return ContentEntry(
-            item: item, path: tree.path(of: id),
-            indexPath: node.parent == nil ? IndexPath() : tree.indexPath(of: id),
-            isNowPlaying: node.item.map { nowPlayingSet.contains($0.identifier) } ?? false,
+            item: item, path: parent.map { $0.path + [tree[id].key] } ?? tree.path(of: id),
+            indexPath: tree[id].parent == nil
+                ? IndexPath() : parent.map { $0.indexPath.appending(tree[id].sourceIndex) } ?? tree.indexPath(of: id),
+            isNowPlaying: tree[id].item != nil && nowPlayingSet.contains(item.identifier),
             isLoadingPlaceholder: false, displaysPlaybackProgress: parentShowsProgress, children: children,
-            depth: node.depth)
+            depth: tree[id].depth)
     }
 
     /// A page of the listing of container `id`: rows `offset..<offset+maximum` of what
@@ -94,7 +96,8 @@ extension ContentCache {
         let end = maximum.map { min(total, start + max($0, 0)) } ?? total
         let shownEnd = min(end, rows.ids.count)
         let shown = rows.ids[min(start, shownEnd)..<shownEnd]
-        var entries = shown.map { entry(for: $0) }
+        let parent = (path: tree.path(of: id), indexPath: tree.indexPath(of: id))
+        var entries = shown.map { entry(for: $0, under: parent) }
         if rows.hasLoadingRow, end == total, start < total { entries.append(Self.loadingEntry(parentPath: path)) }
         var prefetch: [ContentTree.NodeID] = []
         for child in shown where prefetch.count < prefetchLimit {

@@ -68,9 +68,8 @@ struct ContentCache {
             tree.touch(found)
             return .found(found)
         }
-        let node = tree[deepest]
-        if node.pagedCount != nil { return .open(deepest, .key(path[node.depth])) }
-        let isContainer = deepest == ContentTree.rootID || node.item?.isContainer == true
+        if tree[deepest].pagedCount != nil { return .open(deepest, .key(path[tree[deepest].depth])) }
+        let isContainer = deepest == ContentTree.rootID || tree[deepest].item?.isContainer == true
         guard remaining > 0, isContainer, isWithinDepth(deepest) else { return .missing }
         return .read(deepest)
     }
@@ -102,13 +101,13 @@ struct ContentCache {
     /// Whether the children of `id` may be shown under the content limits (true for a node
     /// no longer in the copy: the caller finds out otherwise).
     func isWithinDepth(_ id: ContentTree.NodeID) -> Bool {
-        guard let limit = context.depthLimit, let node = tree.node(id) else { return true }
-        return node.depth < limit
+        guard let limit = context.depthLimit, tree.exists(id) else { return true }
+        return tree[id].depth < limit
     }
 
     /// Whether `id` is the root or a container.
     func isContainer(_ id: ContentTree.NodeID) -> Bool {
-        id == ContentTree.rootID || tree.node(id)?.item?.isContainer == true
+        id == ContentTree.rootID || (tree.exists(id) && tree[id].item?.isContainer == true)
     }
 
     /// Marks `id` as being read through by a call, until ``unpin(_:)``: it and the containers
@@ -142,7 +141,7 @@ struct ContentCache {
     /// Takes a read of container `id` made while it was still loading, unless loading
     /// completed meanwhile.
     mutating func mergeSnapshot(_ read: ContentTree.ContainerRead, into id: ContentTree.NodeID) {
-        guard let node = tree.node(id), !node.isComplete else { return }
+        guard tree.exists(id), !tree[id].isComplete else { return }
         var ignored: Set<ContentTree.NodeID> = []
         tree.merge(read, into: id, complete: false, changed: &ignored)
     }
@@ -164,7 +163,8 @@ struct ContentCache {
     mutating func addOpenedChild(_ item: ContentItem, of parent: ContentTree.NodeID, at indexPath: IndexPath)
         -> ContentTree.NodeID?
     {
-        guard let node = tree.node(parent), node.pagedCount != nil, let index = indexPath.last,
+        // No copy of the parent's node is held here: it would make adding the key copy its dictionary.
+        guard tree.exists(parent), tree[parent].pagedCount != nil, let index = indexPath.last,
             tree.indexPath(of: parent).appending(index) == indexPath
         else { return nil }
         return tree.addOpenedChild(of: parent, key: item.identifier, item: item, sourceIndex: index)

@@ -66,11 +66,18 @@ struct ContentTree {
     /// The key of the row standing for children still loading.
     static let loadingKey = "\u{0}loading"
 
-    /// A node's slot: the node, and the generation of the id that names it.
+    /// A node's slot: the node (a placeholder while the slot is free), and the generation of the
+    /// id that names it. The node is not optional so that the subscript reads and changes it in
+    /// place: through an optional, every `self[id].field` copied the whole node (its item's
+    /// strings, its children, its dictionary of keys), and changing one key of a paged
+    /// container's dictionary copied the dictionary.
     private struct Slot {
-        var node: Node?
+        var node: Node
         var generation: UInt32
+        var isFree = false
     }
+
+    private static let freeNode = Node(item: nil, key: "", parent: nil, sourceIndex: 0, depth: 0)
 
     private var slots: [Slot] = [Slot(node: Node(item: nil, key: "", parent: nil, sourceIndex: 0, depth: 0), generation: 0)]
     private var freeSlots: [Int] = []
@@ -83,28 +90,27 @@ struct ContentTree {
     /// The node `id` names. Only for an id known to be in the tree in this step (found by a
     /// lookup or a walk of the tree in it); ``node(_:)`` checks.
     subscript(id: NodeID) -> Node {
-        get {
-            guard let node = node(id) else { preconditionFailure("a node id used after its node was removed") }
-            return node
-        }
-        set {
+        _read {
             precondition(exists(id), "a node id used after its node was removed")
-            slots[id.slot].node = newValue
+            yield slots[id.slot].node
+        }
+        _modify {
+            precondition(exists(id), "a node id used after its node was removed")
+            yield &slots[id.slot].node
         }
     }
 
     /// The node `id` names, or nil when it was removed (its slot may hold another node now).
-    func node(_ id: NodeID) -> Node? {
-        guard id.slot < slots.count, slots[id.slot].generation == id.generation else { return nil }
-        return slots[id.slot].node
-    }
+    func node(_ id: NodeID) -> Node? { exists(id) ? slots[id.slot].node : nil }
 
-    func exists(_ id: NodeID) -> Bool { node(id) != nil }
+    func exists(_ id: NodeID) -> Bool {
+        id.slot < slots.count && slots[id.slot].generation == id.generation && !slots[id.slot].isFree
+    }
 
     /// Every node in the tree with its id, in no particular order.
     var allNodes: some Sequence<(id: NodeID, node: Node)> {
         slots.lazy.enumerated().compactMap { slot, entry in
-            entry.node.map { (NodeID(slot: slot, generation: entry.generation), $0) }
+            entry.isFree ? nil : (NodeID(slot: slot, generation: entry.generation), entry.node)
         }
     }
 
@@ -138,16 +144,20 @@ struct ContentTree {
         var taken = Set<String>()
         var keys: [String] = []
         for item in items {
-            var key = item.identifier
-            if taken.contains(key) || key == loadingKey {
-                var suffix = 2
-                while taken.contains(item.identifier + "\u{0}\(suffix)") { suffix += 1 }
-                key = item.identifier + "\u{0}\(suffix)"
-            }
+            let key = key(for: item.identifier) { taken.contains($0) }
             taken.insert(key)
             keys.append(key)
         }
         return keys
+    }
+
+    /// The key of a row with `identifier` among siblings whose keys `isTaken` tells (see
+    /// ``keys(of:)``, which gives each row of a container this key in order).
+    static func key(for identifier: String, isTaken: (String) -> Bool) -> String {
+        guard isTaken(identifier) || identifier == loadingKey else { return identifier }
+        var suffix = 2
+        while isTaken(identifier + "\u{0}\(suffix)") { suffix += 1 }
+        return identifier + "\u{0}\(suffix)"
     }
 
     /// What a container's rows hash to: their keys and items in order, and whether they show
@@ -170,9 +180,9 @@ struct ContentTree {
         var hasher = Hasher()
         hasher.combine(self[id].displaysProgress)
         for child in self[id].children ?? [] {
-            precondition(slots[child.slot].generation == child.generation, "a node id used after its node was removed")
-            hasher.combine(slots[child.slot].node!.key)
-            hasher.combine(slots[child.slot].node!.item!)
+            hasher.combine(self[child].key)
+            // Hashed where it is (`combine(item)` is `item.hash(into:)`), not copied out first.
+            self[child].item?.hash(into: &hasher)
         }
         return hasher.finalize()
     }
@@ -213,9 +223,8 @@ struct ContentTree {
 
     /// The children of `id` in listing order: informative rows first, then the data source's order.
     func listingOrder(of id: NodeID) -> [NodeID] {
-        let node = self[id]
-        guard let children = node.children else { return [] }
-        guard node.informativeCount > 0 else { return children }
+        guard let children = self[id].children else { return [] }
+        guard self[id].informativeCount > 0 else { return children }
         let informative = children.filter { self[$0].item?.isInformative == true }
         return informative + children.filter { self[$0].item?.isInformative != true }
     }
@@ -276,9 +285,9 @@ struct ContentTree {
         var containers = 0
         var rowsChanged = old.children == nil || old.displaysProgress != read.displaysProgress
         let depth = old.depth + 1
-        let keys = Self.keys(of: read.items.lazy.map(\.item))
         for (position, entry) in read.items.enumerated() {
-            let key = keys[position]
+            // As `keys(of:)` gives them, with the keys taken so far in `byKey`.
+            let key = Self.key(for: entry.item.identifier) { byKey[$0] != nil }
             let childID: NodeID
             if let existing = old.childByKey[key], exists(existing) {
                 childID = existing
@@ -338,9 +347,8 @@ struct ContentTree {
 
     /// The children of `id` in the copy: listed ones, or for a paged container the ones opened.
     func childIDs(of id: NodeID) -> [NodeID] {
-        let node = self[id]
-        return node.pagedCount != nil
-            ? node.childByKey.values.sorted { self[$0].sourceIndex < self[$1].sourceIndex } : node.children ?? []
+        self[id].pagedCount != nil
+            ? self[id].childByKey.values.sorted { self[$0].sourceIndex < self[$1].sourceIndex } : self[id].children ?? []
     }
 
     /// Adds the child container `item` of the paged container `parent`, at `sourceIndex`, as a
@@ -362,10 +370,14 @@ struct ContentTree {
     private mutating func removeSubtree(_ id: NodeID) {
         var stack = [id]
         while let current = stack.popLast() {
-            guard let node = node(current) else { continue }
-            stack.append(contentsOf: node.pagedCount != nil ? Array(node.childByKey.values) : node.children ?? [])
+            guard exists(current) else { continue }
+            if self[current].pagedCount != nil {
+                stack.append(contentsOf: self[current].childByKey.values)
+            } else if let children = self[current].children {
+                stack.append(contentsOf: children)
+            }
             // The next node in this slot gets a new generation: ids of this one stay dead.
-            slots[current.slot] = Slot(node: nil, generation: slots[current.slot].generation &+ 1)
+            slots[current.slot] = Slot(node: Self.freeNode, generation: slots[current.slot].generation &+ 1, isFree: true)
             freeSlots.append(current.slot)
             liveCount -= 1
         }
@@ -375,6 +387,7 @@ struct ContentTree {
         liveCount += 1
         if let slot = freeSlots.popLast() {
             slots[slot].node = node
+            slots[slot].isFree = false
             return NodeID(slot: slot, generation: slots[slot].generation)
         }
         slots.append(Slot(node: node, generation: 0))

@@ -56,8 +56,8 @@ extension PlayableContentManager {
     /// Starts loading container `id` unless it is loaded or loading.
     func startLoading(_ id: ContentTree.NodeID) {
         let start = state.withLock { state -> (source: any PlayableContentDataSource, indexPath: IndexPath, epoch: UInt64)? in
-            guard !state.isUpdating, let source = state.dataSource, let node = state.cache.tree.node(id),
-                !node.isComplete, state.cache.loading.insert(id).inserted
+            guard !state.isUpdating, let source = state.dataSource, state.cache.tree.exists(id),
+                !state.cache.tree[id].isComplete, state.cache.loading.insert(id).inserted
             else { return nil }
             return (source, state.cache.tree.indexPath(of: id), state.updateEpoch)
         }
@@ -83,7 +83,7 @@ extension PlayableContentManager {
             let waiters = state.waiters.removeValue(forKey: id).map { Array($0.values) } ?? []
             guard Self.isCurrent(epoch, in: state) else { return (waiters, [], false) }
             let merged = state.cache.merge(read, into: id, complete: true, expectedIndexPath: indexPath)
-            return (waiters, merged.changed, state.cache.tree.node(id)?.isComplete ?? false)
+            return (waiters, merged.changed, state.cache.tree.exists(id) && state.cache.tree[id].isComplete)
         }
         for waiter in waiters { waiter.resume(returning: loaded) }
         announce(changed)
