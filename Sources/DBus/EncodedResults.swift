@@ -38,7 +38,7 @@ public struct EncodedResults: Sendable {
     }
 }
 
-/// What a method declared with ``Interface/method(_:inputs:outputs:annotations:results:)`` returns.
+/// What a method declared with ``Interface/method(_:inputs:outputs:annotations:atOnce:results:)`` returns.
 public enum MethodResults: Sendable {
     /// Results as values, marshalled as any method's are.
     case values([DBusValue])

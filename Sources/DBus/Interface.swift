@@ -135,8 +135,17 @@ public final class Interface: Sendable {
     /// answer with results already in wire format (``MethodResults/encoded(_:)``): a large reply
     /// made straight from the handler's data. Values it returns must match `outputs`, as for
     /// ``method(_:inputs:outputs:annotations:_:)``; encoded results must have `outputs`' signature.
+    ///
+    /// `atOnce`, when given, is tried first for a call to an object whose calls run concurrently
+    /// (``CallOrdering/concurrent``), on the connection's thread as the call arrives, before the
+    /// object's earlier calls have finished: it answers what it can from memory, quickly and
+    /// without waiting on anything (no disk, no network, no lock held long, no other thread), and
+    /// returns nil to leave the call to `handler`, which then runs as usual. An answer it gives
+    /// spares the call two thread switches; an error it throws is the call's error.
+    /// ``MethodCallContext/current`` is set while it runs.
     public func method(
         _ name: MemberName, inputs: [Argument], outputs: [Argument], annotations: [Annotation] = [],
+        atOnce: (@Sendable ([DBusValue]) throws -> MethodResults?)? = nil,
         results handler: @escaping @Sendable ([DBusValue]) async throws -> MethodResults
     ) {
         let expected = Signature(unchecked: outputs.map(\.type))
@@ -144,8 +153,8 @@ public final class Interface: Sendable {
             try Self.check(Signature(unchecked: result.map(\.type)), of: name, is: expected)
             return result
         }
-        let invokeResults: @Sendable ([DBusValue]) async throws -> MethodResults = { body in
-            switch try await handler(body) {
+        let checkedResults: @Sendable (MethodResults) throws -> MethodResults = { results in
+            switch results {
             case .values(let values): return .values(try checked(values))
             case .encoded(let encoded):
                 try Self.check(encoded.signature, of: name, is: expected)
@@ -155,10 +164,18 @@ public final class Interface: Sendable {
                     })
             }
         }
+        let invokeResults: @Sendable ([DBusValue]) async throws -> MethodResults = { body in
+            try checkedResults(try await handler(body))
+        }
+        var answerAtOnce: (@Sendable ([DBusValue]) throws -> MethodResults?)?
+        if let atOnce {
+            answerAtOnce = { body in try atOnce(body).map { try checkedResults($0) } }
+        }
         addMethod(
             MethodDeclaration(
                 name: name, inputs: inputs, outputs: outputs, annotations: annotations,
-                invoke: { body in try await invokeResults(body).values() }, invokeResults: invokeResults))
+                invoke: { body in try await invokeResults(body).values() }, invokeResults: invokeResults,
+                answerAtOnce: answerAtOnce))
     }
 
     /// Fails the call when a handler's results, of signature `actual`, are not the `expected`

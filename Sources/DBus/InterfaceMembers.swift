@@ -85,12 +85,16 @@ struct MethodDeclaration: Sendable {
     /// For a method that may answer with results already in wire format: called instead of
     /// `invoke` when a call is handled.
     let invokeResults: (@Sendable ([DBusValue]) async throws -> MethodResults)?
+    /// For a method that can answer some calls at once: tried first, on the connection's
+    /// thread, for an object whose calls run concurrently; nil from it runs the handler as usual.
+    let answerAtOnce: (@Sendable ([DBusValue]) throws -> MethodResults?)?
     let inputTypes: [DBusType]
 
     init(
         name: MemberName, inputs: [Argument], outputs: [Argument], annotations: [Annotation],
         invoke: @escaping @Sendable ([DBusValue]) async throws -> [DBusValue],
-        invokeResults: (@Sendable ([DBusValue]) async throws -> MethodResults)? = nil
+        invokeResults: (@Sendable ([DBusValue]) async throws -> MethodResults)? = nil,
+        answerAtOnce: (@Sendable ([DBusValue]) throws -> MethodResults?)? = nil
     ) {
         self.name = name
         self.inputs = inputs
@@ -98,6 +102,7 @@ struct MethodDeclaration: Sendable {
         self.annotations = annotations
         self.invoke = invoke
         self.invokeResults = invokeResults
+        self.answerAtOnce = answerAtOnce
         inputTypes = inputs.map(\.type)
     }
 

@@ -128,6 +128,10 @@ final class JobRunner: Sendable {
         turns = TurnQueue(width: ordering == .serial ? 1 : CallOrdering.maximumConcurrentCalls)
     }
 
+    /// Whether calls may run side by side (``CallOrdering/concurrent``): then one answered at
+    /// once, before the earlier ones finish, breaks no order the object promises.
+    var isConcurrent: Bool { ordering == .concurrent }
+
     /// Runs `job` on a task of its own once its turn comes, in the order of the calls to `submit`.
     func submit(_ job: @escaping Job) {
         let turn = turns.reserve()
@@ -300,6 +304,16 @@ enum ObjectServer {
         guard call.body.hasTypes(method.inputTypes) else {
             return reply.error(signatureError(interface.name, member, method.inputSignature.rawValue, call))
         }
+        if let answerAtOnce = method.answerAtOnce, object.jobs.isConcurrent {
+            let context = MethodCallContext(sender: call.sender, path: path, interface: interface.name, member: member)
+            do {
+                if let results = try MethodCallContext.$current.withValue(context, operation: { try answerAtOnce(call.body) }) {
+                    return try send(results, with: reply)
+                }
+            } catch {
+                return reply.error(DBusError.from(error))
+            }
+        }
         let later = reply.offQueue
         object.jobs.submit {
             let reply = later
@@ -309,13 +323,7 @@ enum ObjectServer {
                     let results = try await MethodCallContext.$current.withValue(context) {
                         try await invokeResults(call.body)
                     }
-                    // Bytes written by the handler go on the wire as they are; refused, as values.
-                    if case .encoded(let encoded) = results,
-                        reply.encoded(encoded.bytes, signature: encoded.signature, isWellFormed: encoded.isWellFormed)
-                    {
-                        return
-                    }
-                    return reply.values(try results.values())
+                    return try send(results, with: reply)
                 }
                 let results = try await MethodCallContext.$current.withValue(context) {
                     try await method.invoke(call.body)
@@ -325,6 +333,16 @@ enum ObjectServer {
                 reply.error(DBusError.from(error))
             }
         }
+    }
+
+    /// Sends a handler's results: bytes it wrote go on the wire as they are; refused, as values.
+    private static func send(_ results: MethodResults, with reply: Replier) throws {
+        if case .encoded(let encoded) = results,
+            reply.encoded(encoded.bytes, signature: encoded.signature, isWellFormed: encoded.isWellFormed)
+        {
+            return
+        }
+        reply.values(try results.values())
     }
 
     /// `org.freedesktop.DBus.Peer`, which every path of a connection answers.

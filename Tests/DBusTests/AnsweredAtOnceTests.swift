@@ -1,0 +1,121 @@
+import DBus
+import DBusTestSupport
+import ProcessTestSupport
+import Synchronization
+import Testing
+
+/// Held handler runs: each `hold` call waits here until `release()`.
+private final class Gate: Sendable {
+    private let state = Mutex<(released: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+    let started: AsyncStream<Void>
+    private let startedContinuation: AsyncStream<Void>.Continuation
+
+    init() { (started, startedContinuation) = AsyncStream.makeStream() }
+
+    func wait() async {
+        startedContinuation.yield()
+        await withCheckedContinuation { continuation in
+            let released = state.withLock { state in
+                if !state.released { state.waiting.append(continuation) }
+                return state.released
+            }
+            if released { continuation.resume() }
+        }
+    }
+
+    func release() {
+        for waiter in state.withLock({ state in
+            state.released = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }) { waiter.resume() }
+    }
+}
+
+/// A method with an answer given at once (`Interface.method(_:inputs:outputs:annotations:atOnce:results:)`),
+/// called by `gdbus` on a private bus.
+@Suite(.timeLimit(.minutes(1))) struct AnsweredAtOnceTests {
+    static let busName: BusName = "org.mprisbridge.AtOnceTest"
+    static let concurrentPath: ObjectPath = "/org/mprisbridge/AtOnce"
+    static let serialPath: ObjectPath = "/org/mprisbridge/Serial"
+
+    /// `Echo(s) -> s`: `fast` is answered at once with the called path, `bad` refused at once,
+    /// `wrong` answered at once with a result of the wrong type; any other text is left to the
+    /// handler, which answers `handler` (after the gate opens, for `hold`).
+    private static func interface(gate: Gate) -> Interface {
+        let interface = Interface("org.mprisbridge.AtOnce1")
+        interface.method(
+            "Echo", inputs: [Argument("text", .string)], outputs: [Argument("reply", .string)],
+            atOnce: { body -> MethodResults? in
+                switch body.first {
+                case .string("fast")?: return .values([.string("at once \(MethodCallContext.current?.path.rawValue ?? "-")")])
+                case .string("bad")?: throw DBusError(.invalidArgs, "refused at once")
+                case .string("wrong")?: return .values([.uint32(7)])
+                default: return nil
+                }
+            },
+            results: { body -> MethodResults in
+                if body.first == .string("hold") { await gate.wait() }
+                return .values([.string("handler")])
+            })
+        return interface
+    }
+
+    private static func withService(_ body: (PrivateBus, Connection, Gate) async throws -> Void) async throws {
+        try await withServiceAndClient { bus, service, client in
+            let gate = Gate()
+            defer { gate.release() }
+            try service.export(interface(gate: gate), at: concurrentPath, ordering: .concurrent)
+            try service.export(interface(gate: gate), at: serialPath, ordering: .serial)
+            #expect(try await service.requestName(busName) == .primaryOwner)
+            try await body(bus, client, gate)
+        }
+    }
+
+    private static func echo(_ text: String, at path: ObjectPath, on bus: PrivateBus) async throws -> ProcessOutput {
+        try await bus.run(
+            "gdbus",
+            ["call", "--session", "--dest", busName.rawValue, "--object-path", path.rawValue, "--method",
+             "org.mprisbridge.AtOnce1.Echo", text])
+    }
+
+    @Test func anAnswerGivenAtOnceIsTheReplyAndNilLeavesTheCallToItsHandler() async throws {
+        try await Self.withService { bus, _, _ in
+            let fast = try await Self.echo("fast", at: Self.concurrentPath, on: bus)
+            #expect(fast.status == 0 && fast.stdout == "('at once /org/mprisbridge/AtOnce',)\n", "\(fast)")
+            let slow = try await Self.echo("slow", at: Self.concurrentPath, on: bus)
+            #expect(slow.status == 0 && slow.stdout == "('handler',)\n", "\(slow)")
+            let bad = try await Self.echo("bad", at: Self.concurrentPath, on: bus)
+            #expect(bad.status != 0 && bad.stderr.contains("org.freedesktop.DBus.Error.InvalidArgs") && bad.stderr.contains("refused at once"), "\(bad)")
+            // Results that are not the declared outputs fail the call, as a handler's do.
+            let wrong = try await Self.echo("wrong", at: Self.concurrentPath, on: bus)
+            #expect(wrong.status != 0 && wrong.stderr.contains("produced results of signature 'u'"), "\(wrong)")
+            // A serial object's calls keep their order: never answered ahead of the handler.
+            let serial = try await Self.echo("fast", at: Self.serialPath, on: bus)
+            #expect(serial.status == 0 && serial.stdout == "('handler',)\n", "\(serial)")
+        }
+    }
+
+    @Test func anAnswerGivenAtOnceDoesNotWaitForTheObjectsEarlierCalls() async throws {
+        try await Self.withService { bus, client, gate in
+            let proxy = Proxy(client, destination: Self.busName, path: Self.concurrentPath, interface: "org.mprisbridge.AtOnce1")
+            try await withThrowingTaskGroup(of: String.self) { group in
+                // As many held calls as the object runs at once: a handler's call would wait its turn.
+                for _ in 0..<CallOrdering.maximumConcurrentCalls {
+                    group.addTask { try await proxy.call("Echo", "hold") as String }
+                }
+                var started = 0
+                for await _ in gate.started {
+                    started += 1
+                    if started == CallOrdering.maximumConcurrentCalls { break }
+                }
+                let fast = try await Self.echo("fast", at: Self.concurrentPath, on: bus)
+                #expect(fast.status == 0 && fast.stdout == "('at once /org/mprisbridge/AtOnce',)\n", "\(fast)")
+                gate.release()
+                var answers: [String] = []
+                for try await answer in group { answers.append(answer) }
+                #expect(answers == Array(repeating: "handler", count: CallOrdering.maximumConcurrentCalls))
+            }
+        }
+    }
+}
