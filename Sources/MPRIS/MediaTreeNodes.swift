@@ -351,11 +351,26 @@ struct MediaTreeNodes: Sendable {
         // dLeyna's ListChildrenEx / ListContainersEx / ListItemsEx(Offset, Max, Filter, SortBy)
         // are the same listings in SortBy's order (informative rows still first, content limits
         // capping the sorted rows); a bad SortBy is InvalidArgs, checked first.
+        // A page in natural order that memory alone answers, of at most `rowsAnsweredAtOnce`
+        // rows, is answered as the call arrives (most pages of a head unit's walk); any other
+        // runs as a handler.
         for (name, kind) in [("ListChildren", ContentListingKind.all), ("ListContainers", .containers), ("ListItems", .items)] {
             for sorted in [false, true] {
                 let inputs = Self.listArguments + (sorted ? [Self.sortByArgument] : [])
                 container.method(
-                    MemberName(stringLiteral: sorted ? name + "Ex" : name), inputs: inputs, outputs: Self.listResult
+                    MemberName(stringLiteral: sorted ? name + "Ex" : name), inputs: inputs, outputs: Self.listResult,
+                    atOnce: { body -> MethodResults? in
+                        let (offset, maximum, filter) = try Self.window(body, from: 0)
+                        guard try !sorted || Self.sortOrder(body[3]).isNatural,
+                            // An unknown node is reported by the handler, as for any other call.
+                            let (path, listsChildren) = try? nodes.calledNode()
+                        else { return nil }
+                        guard listsChildren else { return .values([nodes.dictionaries([], filter: filter)]) }
+                        guard let listing = content.listChildrenImmediately(
+                            of: path, kind: kind, offset: offset, maximum: maximum, rowLimit: Self.rowsAnsweredAtOnce)
+                        else { return nil }
+                        return nodes.listingResults(listing.entries, filter: filter)
+                    }
                 ) { body -> MethodResults in
                     let (offset, maximum, filter) = try Self.window(body, from: 0)
                     let sort = sorted ? try Self.sortOrder(body[3]) : .natural
@@ -547,6 +562,9 @@ struct MediaTreeNodes: Sendable {
     /// The most rows one listing or search returns, whatever `Max` asks (0 included): about
     /// 6 MB with every property. A client pages past it with `Offset`, as `ChildCount` tells it to.
     static let maximumRows = 5_000
+    /// The most rows a listing answered on the connection's thread shows: about a millisecond
+    /// of it, which a command arriving meanwhile waits at most.
+    static let rowsAnsweredAtOnce = 200
 
     static func window(_ body: [DBusValue], from start: Int) throws -> (Int, Int?, Filter) {
         guard case .uint32(let offset) = body[start], case .uint32(let maximum) = body[start + 1],

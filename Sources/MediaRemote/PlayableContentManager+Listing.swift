@@ -35,8 +35,7 @@ extension PlayableContentManager {
         let found: (entry: ContentEntry, unread: ContentTree.NodeID?)
         do {
             found = try withNode(at: path) { cache, id in
-                let node = cache.tree[id]
-                let unread = id != ContentTree.rootID && node.item?.isContainer == true && node.children == nil
+                let unread = id != ContentTree.rootID && cache.tree[id].item?.isContainer == true && cache.tree[id].children == nil
                     && cache.isWithinDepth(id)
                 return (cache.entry(for: id), unread ? id : nil)
             }
@@ -113,6 +112,63 @@ extension PlayableContentManager {
         }
     }
 
+    /// The page ``listChildren(of:kind:offset:maximum:prefetch:)`` answers, when it can be made at
+    /// once on the caller's thread from memory alone: from the copy, or from a data source that
+    /// reads the container from memory (``PlayableContentDataSource/readsChildItemsFromMemory(at:)``)
+    /// and loads at once (``PlayableContentDataSource/loadsChildItemsAtOnce``). Nil when the
+    /// listing would wait on anything (a load, a batch of updates, the data source's threads), or
+    /// would show more than `rowLimit` rows: ``listChildren(of:kind:offset:maximum:prefetch:)``
+    /// answers it then. A service answers such a page on the thread that received the call, which
+    /// spares the call two thread switches, while a larger page would hold that thread too long.
+    ///
+    /// The page is the one ``listChildren(of:kind:offset:maximum:prefetch:)`` would return at this
+    /// moment; like it, the call reads the container into the copy when first reached.
+    public func listChildrenImmediately(
+        of path: [String], kind: ContentListingKind = .all, offset: Int = 0, maximum: Int? = nil, rowLimit: Int
+    ) -> ContentListing? {
+        if let listing = pageFromCopy(
+            of: path, kind: kind, offset: offset, maximum: maximum, prefetch: true, rowLimit: rowLimit)
+        {
+            return listing
+        }
+        guard readsFromMemory(path), state.withLock({ $0.dataSource?.loadsChildItemsAtOnce == true }),
+            let id = state.withLock({ state -> ContentTree.NodeID? in
+                guard case .found(let id) = state.cache.lookUp(path), state.cache.isWithinDepth(id) else { return nil }
+                return id
+            })
+        else { return nil }
+        // Read now if it is not yet: the data source reads it at once, from memory.
+        startLoading(id)
+        if let shape = state.withLock({ $0.cache.pagedShape(of: id, kind: kind) }) {
+            guard Self.pageSize(total: shape.total, offset: offset, maximum: maximum) <= rowLimit,
+                let paged = try? pagedPage(at: path, kind: kind, offset: offset, maximum: maximum, sort: .natural)
+            else { return nil }
+            forgetLeastRecentlyUsed()
+            return paged
+        }
+        let shown = state.withLock { state -> ContentListing? in
+            guard !state.isUpdating, case .found(let found) = state.cache.lookUp(path), found == id,
+                state.cache.tree[id].isComplete, state.cache.tree[id].pagedCount == nil,
+                Self.pageSize(total: state.cache.rows(of: id, kind: kind).count, offset: offset, maximum: maximum) <= rowLimit
+            else { return nil }
+            // Nothing to prefetch: a data source that loads at once is read as each container is reached.
+            return Self.page(
+                of: id, at: path, in: &state.cache, kind: kind, sorted: nil, offset: offset, maximum: maximum,
+                prefetch: false
+            ).listing
+        }
+        guard var listing = shown else { return nil }
+        listing.entries = withCountHints(listing.entries)
+        forgetLeastRecentlyUsed()
+        return listing
+    }
+
+    /// How many rows a page from `offset`, at most `maximum` (nil: all), shows of `total`.
+    private static func pageSize(total: Int, offset: Int, maximum: Int?) -> Int {
+        let start = min(max(offset, 0), total)
+        return maximum.map { min(total - start, max($0, 0)) } ?? total - start
+    }
+
     /// Whether the data source reads the children of the container at `path` from memory
     /// (``PlayableContentDataSource/readsChildItemsFromMemory(at:)``): a listing of it in its
     /// natural order then reads them on the caller's thread, not on the data source's threads
@@ -134,15 +190,17 @@ extension PlayableContentManager {
     /// to prefetch). Nil for any other, which ``readChildren(of:kind:offset:maximum:prefetch:sort:)``
     /// answers on the data source's threads: most pages of a walk (an album's tracks) need no
     /// hop there and back.
-    private func pageFromCopy(of path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, prefetch: Bool)
-        -> ContentListing?
-    {
+    private func pageFromCopy(
+        of path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, prefetch: Bool, rowLimit: Int = .max
+    ) -> ContentListing? {
         let listing = state.withLock { state -> ContentListing? in
             guard !state.isUpdating, case .found(let id) = state.cache.lookUp(path), state.cache.isContainer(id) else {
                 return nil
             }
-            let node = state.cache.tree[id]
-            guard node.isComplete, node.pagedCount == nil, state.cache.isWithinDepth(id) else { return nil }
+            guard state.cache.tree[id].isComplete, state.cache.tree[id].pagedCount == nil, state.cache.isWithinDepth(id),
+                rowLimit == .max
+                    || Self.pageSize(total: state.cache.rows(of: id, kind: kind).count, offset: offset, maximum: maximum) <= rowLimit
+            else { return nil }
             let shown = Self.page(of: id, at: path, in: &state.cache, kind: kind, sorted: nil, offset: offset, maximum: maximum, prefetch: prefetch)
             guard shown.prefetch.isEmpty, !shown.listing.entries.contains(where: { $0.item.isContainer && $0.children == nil })
             else { return nil }
@@ -211,12 +269,12 @@ extension PlayableContentManager {
         }
         let found = try withNode(at: path) { cache, id throws(ContentError) in
             guard cache.isContainer(id) else { throw .noSuchContent("\(Self.describe(path)) is not a container") }
-            let node = cache.tree[id]
+            let isComplete = cache.tree[id].isComplete
             // The common case, a container read whole and listed in its own order, in this one step.
             let shown =
-                node.isComplete && node.pagedCount == nil && sort.isNatural && cache.isWithinDepth(id)
+                isComplete && cache.tree[id].pagedCount == nil && sort.isNatural && cache.isWithinDepth(id)
                 ? page(of: id, in: &cache, sortedKeys: nil) : nil
-            return (id: id, isComplete: node.isComplete, isWithinDepth: cache.isWithinDepth(id), shown: shown)
+            return (id: id, isComplete: isComplete, isWithinDepth: cache.isWithinDepth(id), shown: shown)
         }
         let (listing, prefetched): (ContentListing, [ContentTree.NodeID])
         if let shown = found.shown {
