@@ -55,6 +55,9 @@ enum LibraryPath {
     /// trailing slash, control characters) is made through `URL`.
     static func fileURLString(_ root: String, _ relative: String) -> String {
         var path = joined(root, relative)
+        // The tables once: each use of a global reached it through its lazy initialiser's check.
+        let keptInURLPath = Self.keptInURLPath
+        let hexDigits = Self.hexDigits
         let written: String? = path.withUTF8 { bytes -> String? in
             guard bytes.first == UInt8(ascii: "/"), bytes.last != UInt8(ascii: "/") else { return nil }
             var encoded = 0
