@@ -128,6 +128,8 @@ final class ConnectionCore: @unchecked Sendable {  // mutable state is touched o
     /// Open ``IncomingCallHold``s, and the method calls they hold back, in arrival order.
     var callHolds = 0
     var heldCalls: [Message] = []
+    /// What answers given at once took of this thread lately (``ObjectServer``).
+    var atOnceBudget = AtOnceBudget()
     private let connected = Atomic<Bool>(true)
 
     private init(queue: ConnectionExecutor, uniqueName: String) {

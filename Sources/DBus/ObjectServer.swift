@@ -1,4 +1,5 @@
 import AsyncSupport
+import Dispatch
 import Synchronization
 
 /// In what order an exported object's method calls run.
@@ -110,6 +111,29 @@ struct SubtreeRegistration: Sendable {
     let children: @Sendable (ObjectPath) -> [String]
     let object: @Sendable (ObjectPath) -> [Interface]?
     let jobs: JobRunner
+}
+
+/// How much of the connection's thread answers given at once may take: at most `share` of
+/// every `window`. The thread reads calls in order; a flood of calls that memory answers would
+/// keep it from the calls behind them (a player's command among them), so past the share they
+/// run as tasks, which it hands out in microseconds.
+struct AtOnceBudget {
+    static let window: UInt64 = 20_000_000
+    static let share: UInt64 = 10_000_000
+    private var windowStart: UInt64 = 0
+    private var spent: UInt64 = 0
+
+    /// Whether an answer may be given at once at `now` (monotonic nanoseconds).
+    mutating func allows(at now: UInt64) -> Bool {
+        if now &- windowStart >= Self.window {
+            windowStart = now
+            spent = 0
+        }
+        return spent < Self.share
+    }
+
+    /// Counts what an answer given at once took.
+    mutating func spend(from start: UInt64, to end: UInt64) { spent &+= end &- start }
 }
 
 /// Runs method handlers in a chosen order.
@@ -304,7 +328,10 @@ enum ObjectServer {
         guard call.body.hasTypes(method.inputTypes) else {
             return reply.error(signatureError(interface.name, member, method.inputSignature.rawValue, call))
         }
-        if let answerAtOnce = method.answerAtOnce, object.jobs.isConcurrent {
+        if let answerAtOnce = method.answerAtOnce, object.jobs.isConcurrent,
+            case let arrival = DispatchTime.now().uptimeNanoseconds, core.atOnceBudget.allows(at: arrival)
+        {
+            defer { core.atOnceBudget.spend(from: arrival, to: DispatchTime.now().uptimeNanoseconds) }
             let context = MethodCallContext(sender: call.sender, path: path, interface: interface.name, member: member)
             do {
                 if let results = try MethodCallContext.$current.withValue(context, operation: { try answerAtOnce(call.body) }) {

@@ -4,6 +4,10 @@ import ProcessTestSupport
 import Synchronization
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Held handler runs: each `hold` call waits here until `release()`.
 private final class Gate: Sendable {
     private let state = Mutex<(released: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
@@ -51,6 +55,10 @@ private final class Gate: Sendable {
                 case .string("fast")?: return .values([.string("at once \(MethodCallContext.current?.path.rawValue ?? "-")")])
                 case .string("bad")?: throw DBusError(.invalidArgs, "refused at once")
                 case .string("wrong")?: return .values([.uint32(7)])
+                case .string("slow")?:
+                    // 4 ms of the connection's thread for each.
+                    usleep(4_000)
+                    return .values([.string("at once")])
                 default: return nil
                 }
             },
@@ -83,7 +91,7 @@ private final class Gate: Sendable {
         try await Self.withService { bus, _, _ in
             let fast = try await Self.echo("fast", at: Self.concurrentPath, on: bus)
             #expect(fast.status == 0 && fast.stdout == "('at once /org/mprisbridge/AtOnce',)\n", "\(fast)")
-            let slow = try await Self.echo("slow", at: Self.concurrentPath, on: bus)
+            let slow = try await Self.echo("other", at: Self.concurrentPath, on: bus)
             #expect(slow.status == 0 && slow.stdout == "('handler',)\n", "\(slow)")
             let bad = try await Self.echo("bad", at: Self.concurrentPath, on: bus)
             #expect(bad.status != 0 && bad.stderr.contains("org.freedesktop.DBus.Error.InvalidArgs") && bad.stderr.contains("refused at once"), "\(bad)")
@@ -116,6 +124,23 @@ private final class Gate: Sendable {
                 for try await answer in group { answers.append(answer) }
                 #expect(answers == Array(repeating: "handler", count: CallOrdering.maximumConcurrentCalls))
             }
+        }
+    }
+
+    @Test func answersGivenAtOnceTakeAtMostHalfOfTheConnectionsThread() async throws {
+        try await Self.withService { _, client, _ in
+            let proxy = Proxy(client, destination: Self.busName, path: Self.concurrentPath, interface: "org.mprisbridge.AtOnce1")
+            // 30 calls of 4 ms each sent together: 120 ms of the thread if all were answered at
+            // once; 10 ms in every 20 may be, the rest go to the handler.
+            let answers = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<30 { group.addTask { try await proxy.call("Echo", "slow") as String } }
+                var answers: [String] = []
+                for try await answer in group { answers.append(answer) }
+                return answers
+            }
+            let atOnce = answers.filter { $0 == "at once" }.count
+            #expect(atOnce >= 1 && answers.filter { $0 == "handler" }.count == 30 - atOnce, "\(answers)")
+            #expect(atOnce < 20, "\(atOnce) of 30 answered at once")
         }
     }
 }
