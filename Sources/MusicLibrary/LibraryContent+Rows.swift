@@ -108,7 +108,7 @@ extension LibraryContent {
     func trackItem(_ model: LibraryContentModel, _ index: Int, identifier: String? = nil) -> ContentItem? {
         // A row whose progress shows is made from its track: the progress is the track's.
         if let coverArtworkOf, let columns = model.rows.columns, columns.has(index), !model.resumable.contains(index) {
-            return trackItem(model, index, columns.row(index), root: columns.root, identifier: identifier, coverArtworkOf)
+            return trackItem(model, index, columns.row(index), urls: columns.urls, identifier: identifier, coverArtworkOf)
         }
         guard let track = model.rows.track(index) else { return nil }
         let progress = model.resumable.contains(index) ? progressOf(track) : nil
@@ -128,7 +128,8 @@ extension LibraryContent {
     /// Track `index`'s item from its fields kept in columns: what ``trackItem(_:_:identifier:)``
     /// makes from its track, with no ``Track`` and nothing read from the index.
     private func trackItem(
-        _ model: LibraryContentModel, _ index: Int, _ row: TrackColumns.Row, root: String, identifier: String?,
+        _ model: LibraryContentModel, _ index: Int, _ row: TrackColumns.Row, urls: LibraryPath.FileURLWriter,
+        identifier: String?,
         _ coverArtworkOf: @Sendable (TrackArtwork) -> MediaItemArtwork?
     ) -> ContentItem {
         let id = model.rows.id(index)
@@ -137,7 +138,7 @@ extension LibraryContent {
             album: row.album, genre: row.genre, trackNumber: row.trackNumber, date: row.date,
             modificationDate: Self.modificationDate(row.modified))
         // The URL's text, as the track's `url` writes it, without making the `URL`.
-        media.urlString = LibraryPath.fileURLString(root, id)
+        media.urlString = urls.string(id)
         return ContentItem(
             identifier: identifier ?? LibraryContentModel.trackIdentifier(id), title: row.title,
             subtitle: Self.trackSubtitle(row.artist, row.album), artwork: row.artwork.flatMap(coverArtworkOf),

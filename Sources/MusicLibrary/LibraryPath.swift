@@ -55,49 +55,117 @@ enum LibraryPath {
     /// trailing slash, control characters) is made through `URL`.
     static func fileURLString(_ root: String, _ relative: String) -> String {
         var path = joined(root, relative)
-        // The tables once: each use of a global reached it through its lazy initialiser's check.
-        let keptInURLPath = Self.keptInURLPath
-        let hexDigits = Self.hexDigits
         let written: String? = path.withUTF8 { bytes -> String? in
-            guard bytes.first == UInt8(ascii: "/"), bytes.last != UInt8(ascii: "/") else { return nil }
-            var encoded = 0
-            var segmentStart = 0
-            for (offset, byte) in bytes.enumerated() {
-                if byte < 0x20 || byte == 0x7F { return nil }
-                if byte == UInt8(ascii: "/") {
-                    // An empty, `.` or `..` segment before this slash.
-                    let segment = offset - segmentStart
-                    if offset > 0 && (segment == 0 || (segment <= 2 && bytes[segmentStart..<offset].allSatisfy { $0 == UInt8(ascii: ".") })) {
-                        return nil
-                    }
-                    segmentStart = offset + 1
-                }
-                if !keptInURLPath[Int(byte)] { encoded += 1 }
-            }
-            let last = bytes.count - segmentStart
-            if last <= 2 && bytes[segmentStart...].allSatisfy({ $0 == UInt8(ascii: ".") }) { return nil }
-            let scheme: StaticString = "file://"
-            return String(unsafeUninitializedCapacity: scheme.utf8CodeUnitCount + bytes.count + 2 * encoded) { out in
-                var at = 0
-                for byte in UnsafeBufferPointer(start: scheme.utf8Start, count: scheme.utf8CodeUnitCount) {
-                    out[at] = byte
-                    at += 1
-                }
-                for byte in bytes {
-                    if keptInURLPath[Int(byte)] {
-                        out[at] = byte
-                        at += 1
-                    } else {
-                        out[at] = UInt8(ascii: "%")
-                        out[at + 1] = hexDigits[Int(byte >> 4)]
-                        out[at + 2] = hexDigits[Int(byte & 0xF)]
-                        at += 3
-                    }
-                }
-                return at
+            guard bytes.first == UInt8(ascii: "/") else { return nil }
+            // The segments after the leading slash.
+            let segments = UnsafeBufferPointer(rebasing: bytes.dropFirst())
+            guard let encoded = encodedCount(ofSegments: segments) else { return nil }
+            return String(unsafeUninitializedCapacity: fileScheme.count + bytes.count + 2 * encoded) { out in
+                writeEncoded(bytes, into: out, at: write(fileScheme, into: out, at: 0))
             }
         }
         return written ?? fileURL(root, relative).absoluteString
+    }
+
+    /// ``fileURLString(_:_:)`` for every path below one root, the root's part checked and
+    /// encoded once: a listing makes a URL for each of its rows, all below the library's root.
+    struct FileURLWriter: Sendable {
+        let root: String
+        /// `file://` and the root's path as `URL` writes it, with no trailing slash; nil when
+        /// the root's text is not one the fast path writes (every URL is then made through
+        /// ``fileURLString(_:_:)``).
+        private let prefix: [UInt8]?
+
+        init(root: String) {
+            self.root = root
+            var text = root
+            prefix = text.withUTF8 { bytes -> [UInt8]? in
+                guard bytes.first == UInt8(ascii: "/") else { return nil }
+                // The root `/`: the relative path's own slash follows `file://`.
+                guard bytes.count > 1 else { return LibraryPath.fileScheme }
+                let segments = UnsafeBufferPointer(rebasing: bytes.dropFirst())
+                guard let encoded = LibraryPath.encodedCount(ofSegments: segments) else { return nil }
+                let count = LibraryPath.fileScheme.count + bytes.count + 2 * encoded
+                return [UInt8](unsafeUninitializedCapacity: count) { out, initialised in
+                    initialised = LibraryPath.writeEncoded(
+                        bytes, into: out, at: LibraryPath.write(LibraryPath.fileScheme, into: out, at: 0))
+                }
+            }
+        }
+
+        /// The `file:` URL's text of `relative` below the root: ``fileURLString(_:_:)``'s.
+        func string(_ relative: String) -> String {
+            var text = relative
+            let written: String? = prefix.flatMap { prefix in
+                text.withUTF8 { bytes -> String? in
+                    guard !bytes.isEmpty, let encoded = LibraryPath.encodedCount(ofSegments: bytes) else { return nil }
+                    return String(unsafeUninitializedCapacity: prefix.count + 1 + bytes.count + 2 * encoded) { out in
+                        var at = LibraryPath.write(prefix, into: out, at: 0)
+                        out[at] = UInt8(ascii: "/")
+                        at += 1
+                        return LibraryPath.writeEncoded(bytes, into: out, at: at)
+                    }
+                }
+            }
+            return written ?? LibraryPath.fileURLString(root, relative)
+        }
+    }
+
+    private static let fileScheme: [UInt8] = Array("file://".utf8)
+
+    /// How many bytes of `segments` (a path's segments, each after a slash) `URL` percent-encodes;
+    /// nil when it may change their text otherwise: a control character, or an empty, `.` or
+    /// `..` segment (so no doubled or trailing slash).
+    private static func encodedCount(ofSegments segments: UnsafeBufferPointer<UInt8>) -> Int? {
+        // The table once: each use of a global goes through its lazy initialiser's check.
+        let kept = keptInURLPath
+        func isDotsOrEmpty(_ segment: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+            segment.count <= 2 && segment.allSatisfy { $0 == UInt8(ascii: ".") }
+        }
+        var encoded = 0
+        var segmentStart = segments.startIndex
+        for offset in segments.indices {
+            let byte = segments[offset]
+            if byte < 0x20 || byte == 0x7F { return nil }
+            if byte == UInt8(ascii: "/") {
+                if isDotsOrEmpty(segments[segmentStart..<offset]) { return nil }
+                segmentStart = offset + 1
+            }
+            if !kept[Int(byte)] { encoded += 1 }
+        }
+        return isDotsOrEmpty(segments[segmentStart...]) ? nil : encoded
+    }
+
+    /// Writes `bytes` into `out` from `at` as they are; returns where they end.
+    private static func write(_ bytes: [UInt8], into out: UnsafeMutableBufferPointer<UInt8>, at: Int) -> Int {
+        var at = at
+        for byte in bytes {
+            out[at] = byte
+            at += 1
+        }
+        return at
+    }
+
+    /// Writes `bytes` into `out` from `at`, each kept or percent-encoded as `URL` does; returns
+    /// where they end.
+    private static func writeEncoded(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>, at: Int)
+        -> Int
+    {
+        let kept = keptInURLPath
+        let hex = hexDigits
+        var at = at
+        for byte in bytes {
+            if kept[Int(byte)] {
+                out[at] = byte
+                at += 1
+            } else {
+                out[at] = UInt8(ascii: "%")
+                out[at + 1] = hex[Int(byte >> 4)]
+                out[at + 2] = hex[Int(byte & 0xF)]
+                at += 3
+            }
+        }
+        return at
     }
 
     /// The bytes `URL(filePath:)` writes as they are in a path: letters, digits and

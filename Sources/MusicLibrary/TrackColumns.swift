@@ -26,6 +26,8 @@ final class TrackColumns: Sendable {
 
     /// The library's root, which a track's `file:` URL is made from.
     let root: String
+    /// Writes a track's `file:` URL's text below ``root``.
+    let urls: LibraryPath.FileURLWriter
     /// Each title's UTF-8 bytes, one after another.
     private let titleBytes: [UInt8]
     /// Where each title ends in ``titleBytes``.
@@ -102,6 +104,7 @@ final class TrackColumns: Sendable {
     /// folder's cover with them).
     init(reading index: LibraryIndex, for rows: TrackRows) throws(SQLiteError) {
         root = index.root
+        urls = LibraryPath.FileURLWriter(root: index.root)
         let count = rows.count
         var titleBytes: [UInt8] = []
         var titleEnds = [Int32](repeating: 0, count: count)

@@ -130,11 +130,13 @@ import Testing
         var relatives = (1..<0x80).map { "a\(String(UnicodeScalar(UInt8($0))))b/c" }
         relatives += ["é ü/日本 🎵.flac", "\u{A0}\u{FEFF}e\u{301}", "a/./b", "a//b", "a/../b", "a/..", "a/.", "x/", ".", "..",
             ".hidden/.x", "..a/b..", "...", "", "%41%", "a?b#c", "[x]{y}|z^`\"", "Artist 0001/Album 00002/01 Title.ogg"]
-        for root in ["/", "/home/me/Music", "/a b/%c/ü", "/r/x.y"] {
+        // Roots the writer encodes once, and roots whose text it leaves to `URL`.
+        for root in ["/", "/home/me/Music", "/a b/%c/ü", "/r/x.y", "/a/./b", "/x/", "//y", "/c\u{7}d", "rel"] {
+            let writer = LibraryPath.FileURLWriter(root: root)
             for relative in relatives {
-                #expect(
-                    LibraryPath.fileURLString(root, relative) == LibraryPath.fileURL(root, relative).absoluteString,
-                    "\(root) \(relative)")
+                let url = LibraryPath.fileURL(root, relative).absoluteString
+                #expect(LibraryPath.fileURLString(root, relative) == url, "\(root) \(relative)")
+                #expect(writer.string(relative) == url, "writer: \(root) \(relative)")
             }
         }
     }
