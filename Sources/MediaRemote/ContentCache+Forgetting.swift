@@ -12,7 +12,8 @@ extension ContentCache {
     ///
     /// Spared: the root, what the last lookup reached, a container still loading, one a call
     /// is reading its way through (pinned) and those above it, one too large to read again on
-    /// every return to it, and a paged one (it holds nothing).
+    /// every return to it, and a paged container of containers (it holds nothing but the ones
+    /// remotes opened). A paged container of items goes with what it is: one node.
     mutating func forgetLeastRecentlyUsed() {
         let limit = maximumRows
         guard tree.liveCount - 1 > limit, tree.liveCount > floorAfterForgetting else { return }
@@ -25,20 +26,30 @@ extension ContentCache {
         }
         let candidates = tree.readContainers().filter { id in
             !spared.contains(id) && tree[id].lastUse != latest && tree[id].isComplete && !tree[id].owesUpdate
-                && !loading.contains(id) && (tree[id].children?.count ?? 0) <= limit / 2 && tree[id].pagedCount == nil
+                && !loading.contains(id) && (tree[id].children?.count ?? 0) <= limit / 2
+                && (tree[id].pagedCount == nil || !tree[id].pagesContainers)
         }.sorted { tree[$0].lastUse < tree[$1].lastUse }
         for id in candidates {
             guard tree.liveCount - 1 > target else { break }
             // Gone with a container forgotten before it in this pass.
             guard tree.exists(id), tree[id].children != nil else { continue }
             for container in tree.readContainers(from: id) {
-                forgotten[tree.path(of: container)] = tree.fingerprint(of: container)
+                forgotten[tree.path(of: container)] = forgottenFingerprint(of: container)
             }
             tree.remove(childrenOf: id)
             // A container opened below a paged one goes whole: it is not in its parent's list.
             tree.removeOpenedChild(id)
         }
         floorAfterForgetting = tree.liveCount - 1 > target ? tree.liveCount : 0
+    }
+
+    /// What stands for a paged container's rows, which the copy never held: equal to no read's
+    /// fingerprint, so a batch of updates that names the container always announces it.
+    static let pagedFingerprint = Int.min
+
+    /// The fingerprint kept for container `id` as it is forgotten.
+    func forgottenFingerprint(of id: ContentTree.NodeID) -> Int {
+        tree[id].pagedCount != nil ? Self.pagedFingerprint : tree.fingerprint(of: id)
     }
 
     /// Forgets everything read (the data source was replaced).

@@ -153,7 +153,7 @@ struct ContentCache {
         guard tree[id].pagedCount != nil else { return }
         for child in tree.childIDs(of: id) {
             for container in tree.readContainers(from: child) {
-                forgotten[tree.path(of: container)] = tree.fingerprint(of: container)
+                forgotten[tree.path(of: container)] = forgottenFingerprint(of: container)
             }
         }
     }
@@ -179,21 +179,21 @@ struct ContentCache {
     // MARK: What is playing
 
     /// Sets the identifiers of what is playing. Returns the identifiers marked or unmarked,
-    /// the paths of the copied rows among them, and the paged containers (path and index path)
+    /// the paths of the copied rows among them, and the paged containers (id and index path)
     /// whose rows the data source must be asked about.
     mutating func setNowPlaying(_ identifiers: [String])
-        -> (flipped: Set<String>, paths: [[String]], paged: [(path: [String], indexPath: IndexPath)])
+        -> (flipped: Set<String>, paths: [[String]], paged: [(id: ContentTree.NodeID, indexPath: IndexPath)])
     {
         let new = Set(identifiers)
         let flipped = nowPlayingSet.symmetricDifference(new)
         nowPlaying = identifiers
         nowPlayingSet = new
         var paths: [[String]] = []
-        var paged: [(path: [String], indexPath: IndexPath)] = []
+        var paged: [(id: ContentTree.NodeID, indexPath: IndexPath)] = []
         guard !flipped.isEmpty else { return (flipped, paths, paged) }
-        for (id, node) in tree.allNodes {
-            if let identifier = node.item?.identifier, flipped.contains(identifier) { paths.append(tree.path(of: id)) }
-            if node.pagedCount != nil { paged.append((tree.path(of: id), tree.indexPath(of: id))) }
+        for id in tree.allIDs {
+            if let identifier = tree[id].item?.identifier, flipped.contains(identifier) { paths.append(tree.path(of: id)) }
+            if tree[id].pagedCount != nil { paged.append((id, tree.indexPath(of: id))) }
         }
         return (flipped, paths, paged)
     }
@@ -203,8 +203,8 @@ struct ContentCache {
     func containerIdentifiers(holding identifiers: Set<String>) -> Set<String> {
         var containers: Set<String> = []
         guard !identifiers.isEmpty else { return containers }
-        for (_, node) in tree.allNodes {
-            guard let identifier = node.item?.identifier, identifiers.contains(identifier), let parent = node.parent
+        for id in tree.allIDs {
+            guard let identifier = tree[id].item?.identifier, identifiers.contains(identifier), let parent = tree[id].parent
             else { continue }
             containers.insert(tree[parent].item?.identifier ?? "")
         }
@@ -213,6 +213,6 @@ struct ContentCache {
 
     /// The item with `identifier` among the rows read, if any.
     func copiedItem(withIdentifier identifier: String) -> ContentItem? {
-        tree.allNodes.lazy.compactMap(\.node.item).first { $0.identifier == identifier }
+        tree.allIDs.lazy.compactMap { tree[$0].item }.first { $0.identifier == identifier }
     }
 }

@@ -107,10 +107,11 @@ struct ContentTree {
         id.slot < slots.count && slots[id.slot].generation == id.generation && !slots[id.slot].isFree
     }
 
-    /// Every node in the tree with its id, in no particular order.
-    var allNodes: some Sequence<(id: NodeID, node: Node)> {
-        slots.lazy.enumerated().compactMap { slot, entry in
-            entry.isFree ? nil : (NodeID(slot: slot, generation: entry.generation), entry.node)
+    /// The id of every node in the tree, in no particular order: its fields are read in place
+    /// with the subscript (a pass over a copy of every node retained all each one holds).
+    var allIDs: some Sequence<NodeID> {
+        slots.indices.lazy.compactMap { slot in
+            slots[slot].isFree ? nil : NodeID(slot: slot, generation: slots[slot].generation)
         }
     }
 

@@ -75,7 +75,10 @@ public protocol PlayableContentDataSource: Sendable {
     /// long-held lock for any of them. A listing of the container in its natural order then
     /// reads them on the caller's thread, rather than on the manager's own threads and back
     /// (two thread switches a listing): the container first reached, its count hints, a page
-    /// of it when it is served page by page (``uniformChildKind(at:)``). Default: false.
+    /// of it when it is served page by page (``uniformChildKind(at:)``). A container of items
+    /// alone (``UniformChildKind/items``) read from memory is served page by page whatever its
+    /// size, never copied: a walk of the tree would otherwise copy each album's rows, hash them
+    /// and forget them again. Default: false.
     func readsChildItemsFromMemory(at indexPath: IndexPath) -> Bool
 
     /// Where the child with `identifier` is in the container at `indexPath`, or nil when it
@@ -94,7 +97,9 @@ public protocol PlayableContentDataSource: Sendable {
     /// the data source's indexes (or an order it computed once and kept, bounded), never by
     /// reading every child per call. The manager asks it for a container served page by page
     /// (``uniformChildKind(at:)``), where a nil answer makes the sorted listing fail with
-    /// ``ContentError/sortNotSupported(_:)``, and for a copied container, where a nil answer makes
+    /// ``ContentError/sortNotSupported(_:)`` (but for a container paged only for being read
+    /// from memory, no larger than ``PlayableContentManager/pagedContainerThreshold``, whose
+    /// rows the manager then sorts itself), and for a copied container, where a nil answer makes
     /// the manager sort its copy. Default: nil.
     func sortedChildIndexes(at indexPath: IndexPath, by sort: ContentSort, in range: Range<Int>) -> [Int]?
 

@@ -69,11 +69,23 @@ extension PlayableContentManager {
     /// now (limits applied), without waiting for the data source: for
     /// introspection, which must answer at once.
     public func childKeys(of path: [String]) -> [String] {
-        let found = try? withNode(at: path) { cache, id -> (keys: [String], unread: ContentTree.NodeID?)? in
+        let threshold = pagedContainerThreshold
+        let found = try? withNode(at: path) {
+            cache, id -> (keys: [String], unread: ContentTree.NodeID?, paged: (indexPath: IndexPath, count: Int)?)? in
             guard cache.isWithinDepth(id), cache.isContainer(id) else { return nil }
-            return cache.tree[id].children == nil ? ([], id) : (cache.shownKeys(of: id), nil)
+            // A paged container small enough (one of items read from memory): its rows' keys
+            // are their identifiers, read from the data source.
+            if let shape = cache.pagedShape(of: id) {
+                return ([], nil, shape.total <= threshold ? (shape.indexPath, shape.total) : nil)
+            }
+            return cache.tree[id].children == nil ? ([], id, nil) : (cache.shownKeys(of: id), nil, nil)
         }
         guard let found else { return [] }
+        if let paged = found.paged, let dataSource = state.withLock({ $0.dataSource }),
+            dataSource.readsChildItemsFromMemory(at: paged.indexPath)
+        {
+            return (0..<paged.count).compactMap { dataSource.contentItem(at: paged.indexPath.appending($0))?.identifier }
+        }
         guard let unread = found.unread else { return found.keys }
         snapshot(unread)
         startLoading(unread)
@@ -141,7 +153,7 @@ extension PlayableContentManager {
         startLoading(id)
         if let shape = state.withLock({ $0.cache.pagedShape(of: id, kind: kind) }) {
             guard Self.pageSize(total: shape.total, offset: offset, maximum: maximum) <= rowLimit,
-                let paged = try? pagedPage(at: path, kind: kind, offset: offset, maximum: maximum, sort: .natural)
+                case .page(let paged)? = try? readPagedPage(at: path, kind: kind, offset: offset, maximum: maximum, sort: .natural)
             else { return nil }
             forgetLeastRecentlyUsed()
             return paged
@@ -291,7 +303,7 @@ extension PlayableContentManager {
                     if state.isUpdating { state.owedAfterUpdates.insert(found.id) }
                 }
             }
-            if let paged = try pagedPage(at: path, kind: kind, offset: offset, maximum: maximum, sort: sort) {
+            if let paged = try await pagedPage(at: path, kind: kind, offset: offset, maximum: maximum, sort: sort) {
                 forgetLeastRecentlyUsed()
                 return paged
             }
@@ -318,40 +330,77 @@ extension PlayableContentManager {
         }
     }
 
+    /// What a read of a page of a paged container found.
+    enum PagedRead {
+        /// The container is not served page by page.
+        case notPaged
+        /// A batch of updates began before the read or during it: the rows may come from the
+        /// data source's next content, at the place the copy has for the container now.
+        case stale
+        case page(ContentListing)
+    }
+
     /// A page of the container at `path` read from the data source, when the container is
-    /// served page by page; nil for any other.
+    /// served page by page; nil for any other. A read a batch of updates overlapped is made
+    /// again once the batch ends.
     private func pagedPage(at path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, sort: ContentSort)
-        throws(ContentError) -> ContentListing?
+        async throws(ContentError) -> ContentListing?
     {
+        // Each wait lasts until the batch ends or the loading deadline passes.
+        for _ in 0..<3 {
+            switch try readPagedPage(at: path, kind: kind, offset: offset, maximum: maximum, sort: sort) {
+            case .notPaged: return nil
+            case .page(let listing): return listing
+            case .stale: await waitUntilUpdated()
+            }
+        }
+        throw .noSuchContent("\(Self.describe(path)) (the content is being updated; ask again)")
+    }
+
+    /// One read of a page of the paged container at `path`, in one update epoch: the place the
+    /// copy has for the container is where the data source has it only while no batch of
+    /// updates is open (a container below a tab moves with the content around it).
+    func readPagedPage(at path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, sort: ContentSort)
+        throws(ContentError) -> PagedRead
+    {
+        guard let epoch = state.withLock({ $0.isUpdating ? nil : $0.updateEpoch }) else { return .stale }
         guard let shape = try withNode(at: path, { cache, id in cache.pagedShape(of: id, kind: kind) }),
             let dataSource = state.withLock({ $0.dataSource }), let count = shape.node.pagedCount
-        else { return nil }
+        else { return .notPaged }
         let start = min(max(offset, 0), shape.total)
         let end = maximum.map { min(shape.total, start + max($0, 0)) } ?? shape.total
         // Sorted: the data source says which children are at these sorted places (limits cap
-        // the sorted rows, so the places are within the shown ones).
+        // the sorted rows, so the places are within the shown ones); or, for a container small
+        // enough, they are sorted here.
         var indexes = Array(start..<end)
         if !sort.isNatural, start < end {
-            guard let sorted = dataSource.sortedChildIndexes(at: shape.indexPath, by: sort, in: start..<end) else {
+            if let sorted = dataSource.sortedChildIndexes(at: shape.indexPath, by: sort, in: start..<end) {
+                indexes = sorted.filter { $0 >= 0 && $0 < count }
+            } else if count <= pagedContainerThreshold {
+                // Paged for being read from memory, not for its size: sorted here as a copy is.
+                let all = (0..<shape.total).map { dataSource.contentItem(at: shape.indexPath.appending($0)) ?? ContentItem(identifier: "") }
+                indexes = Array(sort.order(of: all)[start..<end])
+            } else {
                 throw .sortNotSupported("this container is too large to sort here (\(count) rows), and its source cannot sort it")
             }
-            indexes = sorted.filter { $0 >= 0 && $0 < count }
         }
         let items = indexes.compactMap { index in dataSource.contentItem(at: shape.indexPath.appending(index)).map { (index, $0) } }
-        let entries = state.withLock { state in
-            items.map { index, item in
+        let entries = state.withLock { state -> [ContentEntry]? in
+            guard Self.isCurrent(epoch, in: state) else { return nil }
+            return items.map { index, item in
                 state.cache.pagedEntry(item, at: index, in: shape.node, path: shape.path, indexPath: shape.indexPath)
             }
         }
-        return ContentListing(entries: withCountHints(entries), totalCount: shape.total, isComplete: shape.node.isComplete)
+        guard let entries else { return .stale }
+        return .page(ContentListing(entries: withCountHints(entries), totalCount: shape.total, isComplete: shape.node.isComplete))
     }
 
     /// Row `index` of the paged container `parent`, read from the data source, within the
-    /// container's count and the content limits; nil for any other.
-    private func pagedChild(of parent: ContentTree.NodeID, at index: Int) -> ContentEntry? {
+    /// container's count and (`withinLimits`) the content limits; nil for any other.
+    private func pagedChild(of parent: ContentTree.NodeID, at index: Int, withinLimits: Bool = true) -> ContentEntry? {
         guard let (dataSource, shape) = state.withLock({ state in
             state.dataSource.flatMap { source in state.cache.pagedShape(of: parent).map { (source, $0) } }
-        }), index >= 0, index < shape.total,
+        }), index >= 0, index < (withinLimits ? shape.total : shape.node.pagedCount ?? 0),
             let item = dataSource.contentItem(at: shape.indexPath.appending(index))
         else { return nil }
         return state.withLock { state in
@@ -399,7 +448,12 @@ extension PlayableContentManager {
     /// The row at `indexPath` as the data source numbers it now, reading
     /// containers on the way if needed; `nil` if there is none or it lies
     /// deeper than the content limits allow.
-    public func entry(atIndexPath indexPath: IndexPath) -> ContentEntry? {
+    public func entry(atIndexPath indexPath: IndexPath) -> ContentEntry? { entry(atIndexPath: indexPath, withinLimits: true) }
+
+    /// ``entry(atIndexPath:)``; without `withinLimits`, a row of a container served page by page
+    /// is found beyond the content limits too, as a copied container's row is: a search's
+    /// results are a list of their own, capped by the limits as a list.
+    func entry(atIndexPath indexPath: IndexPath, withinLimits: Bool) -> ContentEntry? {
         let found = try? find({ $0.lookUp(indexPath) }, describing: "\(Array(indexPath))") { cache, id in
             cache.entry(for: id)
         }
@@ -407,7 +461,7 @@ extension PlayableContentManager {
         case .node(let entry): return withCountHints([entry])[0]
         case .pagedRow(let parent, let index):
             // A row of a container served page by page is read from the data source.
-            guard let entry = pagedChild(of: parent, at: index) else { return nil }
+            guard let entry = pagedChild(of: parent, at: index, withinLimits: withinLimits) else { return nil }
             state.withLock { $0.cache.tree.touch(parent) }
             return withCountHints([entry])[0]
         case nil: return nil

@@ -13,7 +13,9 @@ extension PlayableContentManager {
     /// uniform container only their number (served page by page).
     func read(_ dataSource: any PlayableContentDataSource, at indexPath: IndexPath) -> ContentTree.ContainerRead {
         let count = max(0, dataSource.numberOfChildItems(at: indexPath))
-        if count > pagedContainerThreshold, let kind = dataSource.uniformChildKind(at: indexPath) {
+        if let kind = dataSource.uniformChildKind(at: indexPath),
+            count > pagedContainerThreshold || (kind == .items && dataSource.readsChildItemsFromMemory(at: indexPath))
+        {
             return ContentTree.ContainerRead(
                 items: [], displaysProgress: dataSource.childItemsDisplayPlaybackProgress(at: indexPath),
                 pagedCount: count, pagesContainers: kind == .containers)

@@ -31,7 +31,7 @@ extension PlayableContentManager {
             let wanted = min(context.itemLimit ?? Int.max, maximum.map { max(offset, 0) + max($0, 0) } ?? Int.max)
             var entries: [ContentEntry] = []
             for indexPath in found where entries.count < wanted {
-                if let entry = entry(atIndexPath: indexPath) { entries.append(entry) }
+                if let entry = entry(atIndexPath: indexPath, withinLimits: false) { entries.append(entry) }
             }
             forgetLeastRecentlyUsed()
             return Array(entries.dropFirst(max(offset, 0)))
@@ -61,7 +61,7 @@ extension PlayableContentManager {
             if let limit = context.itemLimit, found.count > limit { found = Array(found.prefix(limit)) }
             let start = min(max(offset, 0), found.count)
             let end = maximum.map { min(found.count, start + max($0, 0)) } ?? found.count
-            let entries = found[start..<end].compactMap { entry(atIndexPath: $0) }
+            let entries = found[start..<end].compactMap { entry(atIndexPath: $0, withinLimits: false) }
             forgetLeastRecentlyUsed()
             return ContentSearchResult(entries: entries, totalCount: found.count)
         }
@@ -84,7 +84,7 @@ extension PlayableContentManager {
             throw ContentError.sortNotSupported(
                 "the search found \(found.count) rows, more than \(Self.maximumRowsSortedInMemory) to sort here; narrow it")
         }
-        let items = found.map { entry(atIndexPath: $0)?.item ?? ContentItem(identifier: "") }
+        let items = found.map { entry(atIndexPath: $0, withinLimits: false)?.item ?? ContentItem(identifier: "") }
         return sort.order(of: items).map { found[$0] }
     }
 

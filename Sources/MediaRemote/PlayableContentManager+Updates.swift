@@ -180,10 +180,14 @@ extension PlayableContentManager {
                 continue
             }
             let read = reads[indexPath] ?? read(dataSource, at: indexPath)
-            let now = ContentTree.fingerprint(
-                keys: ContentTree.keys(of: read.items.lazy.map(\.item)), items: read.items.lazy.map(\.item),
-                displaysProgress: read.displaysProgress)
-            if now != fingerprint {
+            let now =
+                read.pagedCount != nil
+                ? ContentCache.pagedFingerprint
+                : ContentTree.fingerprint(
+                    keys: ContentTree.keys(of: read.items.lazy.map(\.item)), items: read.items.lazy.map(\.item),
+                    displaysProgress: read.displaysProgress)
+            // A paged container's rows were never held to compare: it changed when named.
+            if now != fingerprint || now == ContentCache.pagedFingerprint {
                 changed.append(path)
                 state.withLock { $0.cache.forgotten[path] = now }
             }

@@ -97,7 +97,9 @@ public final class PlayableContentManager: Sendable {
     /// container is copied when a remote opens it. Such a container (the Tracks or Albums tab
     /// of a large library) would otherwise cost tens of megabytes and be read whole before its
     /// first page. Its rows are not in introspection, and a batch of updates that reads it
-    /// again announces it.
+    /// again announces it. A container of items the data source reads from memory
+    /// (``PlayableContentDataSource/readsChildItemsFromMemory(at:)``) is served so whatever its
+    /// size, its rows in introspection up to this many.
     public let pagedContainerThreshold: Int
 
     /// Creates a manager. `loadingDeadline` is the longest a listing waits for a slow data
@@ -176,13 +178,22 @@ public final class PlayableContentManager: Sendable {
         get { state.withLock { $0.cache.nowPlaying } }
         set {
             let (marked, dataSource) = state.withLock { state in (state.cache.setNowPlaying(newValue), state.dataSource) }
-            // Rows of containers served page by page are found through the data source.
+            // Rows of containers served page by page are found through the data source (after
+            // a walk of the tree, thousands of albums): the paths of only those that hold one.
             var paths = marked.paths
             if let dataSource {
+                var found: [(id: ContentTree.NodeID, identifier: String)] = []
                 for container in marked.paged {
                     for identifier in marked.flipped
                     where dataSource.indexOfChild(withIdentifier: identifier, inContainerAt: container.indexPath) != nil {
-                        paths.append(container.path + [identifier])
+                        found.append((container.id, identifier))
+                    }
+                }
+                if !found.isEmpty {
+                    paths += state.withLock { state in
+                        found.compactMap { row in
+                            state.cache.tree.exists(row.id) ? state.cache.tree.path(of: row.id) + [row.identifier] : nil
+                        }
                     }
                 }
             }
