@@ -377,8 +377,9 @@ extension PlayableContentManager {
             if let sorted = dataSource.sortedChildIndexes(at: shape.indexPath, by: sort, in: start..<end) {
                 indexes = sorted.filter { $0 >= 0 && $0 < count }
             } else if count <= pagedContainerThreshold {
-                // Paged for being read from memory, not for its size: sorted here as a copy is.
-                let all = (0..<shape.total).map { dataSource.contentItem(at: shape.indexPath.appending($0)) ?? ContentItem(identifier: "") }
+                // Paged for being read from memory, not for its size: sorted here as a copy is,
+                // every row, the limits then taking the first of the sorted ones.
+                let all = (0..<count).map { dataSource.contentItem(at: shape.indexPath.appending($0)) ?? ContentItem(identifier: "") }
                 indexes = Array(sort.order(of: all)[start..<end])
             } else {
                 throw .sortNotSupported("this container is too large to sort here (\(count) rows), and its source cannot sort it")

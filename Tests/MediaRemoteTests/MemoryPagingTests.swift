@@ -73,6 +73,15 @@ final class MemoryAlbums: PlayableContentDataSource {
         let sorted = try await manager.listChildren(
             of: ["albums", "blue"], sortedBy: ContentSort([.init(.title, ascending: true)]))
         #expect(sorted.entries.map(\.item.identifier) == (0..<5).reversed().map { "blue-\($0)" })
+        // Under content limits, the first rows of the whole sorted listing.
+        manager.updateContext {
+            $0.contentLimitsEnforced = true
+            $0.enforcedContentItemsCount = 2
+        }
+        let limited = try await manager.listChildren(
+            of: ["albums", "blue"], sortedBy: ContentSort([.init(.title, ascending: true)]))
+        #expect(limited.entries.map(\.item.identifier) == ["blue-4", "blue-3"])
+        manager.updateContext { $0.contentLimitsEnforced = false }
         // A row below it is found by path.
         #expect(try manager.entry(at: ["albums", "blue", "blue-3"]).item.title == "blue 1")
     }
