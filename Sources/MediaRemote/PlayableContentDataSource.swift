@@ -78,7 +78,10 @@ public protocol PlayableContentDataSource: Sendable {
     /// of it when it is served page by page (``uniformChildKind(at:)``). A container of items
     /// alone (``UniformChildKind/items``) read from memory is served page by page whatever its
     /// size, never copied: a walk of the tree would otherwise copy each album's rows, hash them
-    /// and forget them again. Default: false.
+    /// and forget them again. Its rows not being kept to compare, a batch of updates announces
+    /// it whenever ``changedContainerIdentifiers()`` names it, or after every batch when that
+    /// answers nil: a data source that says this should name its changed containers.
+    /// Default: false.
     func readsChildItemsFromMemory(at indexPath: IndexPath) -> Bool
 
     /// Where the child with `identifier` is in the container at `indexPath`, or nil when it
