@@ -92,13 +92,12 @@ extension ContentCache {
     ) -> (listing: ContentListing, prefetch: [ContentTree.NodeID]) {
         let rows = rows(of: id, kind: kind, sorted: sorted)
         let total = rows.count
-        let start = min(max(offset, 0), total)
-        let end = maximum.map { min(total, start + max($0, 0)) } ?? total
-        let shownEnd = min(end, rows.ids.count)
-        let shown = rows.ids[min(start, shownEnd)..<shownEnd]
+        let window = ContentListing.window(offset: offset, maximum: maximum, of: total)
+        let shownEnd = min(window.upperBound, rows.ids.count)
+        let shown = rows.ids[min(window.lowerBound, shownEnd)..<shownEnd]
         let parent = (path: tree.path(of: id), indexPath: tree.indexPath(of: id))
         var entries = shown.map { entry(for: $0, under: parent) }
-        if rows.hasLoadingRow, end == total, start < total { entries.append(Self.loadingEntry(parentPath: path)) }
+        if rows.hasLoadingRow, window.upperBound == total, window.lowerBound < total { entries.append(Self.loadingEntry(parentPath: path)) }
         var prefetch: [ContentTree.NodeID] = []
         for child in shown where prefetch.count < prefetchLimit {
             if tree[child].item?.isContainer == true && !tree[child].isComplete { prefetch.append(child) }

@@ -52,6 +52,13 @@ public struct ContentListing: Sendable, Equatable {
     public var totalCount: Int
     /// False while the data source is still loading the container.
     public var isComplete: Bool
+
+    /// The rows of a page from `offset`, at most `maximum` (nil: to the end), of a listing of
+    /// `total` rows: clamped to them, empty past the end.
+    static func window(offset: Int, maximum: Int?, of total: Int) -> Range<Int> {
+        let start = min(max(offset, 0), total)
+        return start..<(maximum.map { min(total, start + max($0, 0)) } ?? total)
+    }
 }
 
 /// A page of a search's results and how many there are.

@@ -152,33 +152,15 @@ extension PlayableContentManager {
         // Read now if it is not yet: the data source reads it at once, from memory.
         startLoading(id)
         if let shape = state.withLock({ $0.cache.pagedShape(of: id, kind: kind) }) {
-            guard Self.pageSize(total: shape.total, offset: offset, maximum: maximum) <= rowLimit,
+            guard ContentListing.window(offset: offset, maximum: maximum, of: shape.total).count <= rowLimit,
                 case .page(let paged)? = try? readPagedPage(at: path, kind: kind, offset: offset, maximum: maximum, sort: .natural)
             else { return nil }
             forgetLeastRecentlyUsed()
             return paged
         }
-        let shown = state.withLock { state -> ContentListing? in
-            guard !state.isUpdating, case .found(let found) = state.cache.lookUp(path), found == id,
-                state.cache.tree[id].isComplete, state.cache.tree[id].pagedCount == nil,
-                Self.pageSize(total: state.cache.rows(of: id, kind: kind).count, offset: offset, maximum: maximum) <= rowLimit
-            else { return nil }
-            // Nothing to prefetch: a data source that loads at once is read as each container is reached.
-            return Self.page(
-                of: id, at: path, in: &state.cache, kind: kind, sorted: nil, offset: offset, maximum: maximum,
-                prefetch: false
-            ).listing
-        }
-        guard var listing = shown else { return nil }
-        listing.entries = withCountHints(listing.entries)
-        forgetLeastRecentlyUsed()
-        return listing
-    }
-
-    /// How many rows a page from `offset`, at most `maximum` (nil: all), shows of `total`.
-    private static func pageSize(total: Int, offset: Int, maximum: Int?) -> Int {
-        let start = min(max(offset, 0), total)
-        return maximum.map { min(total - start, max($0, 0)) } ?? total - start
+        return pageFromCopy(
+            of: path, kind: kind, offset: offset, maximum: maximum, prefetch: false, rowLimit: rowLimit,
+            hintsFromMemory: true)
     }
 
     /// Whether the data source reads the children of the container at `path` from memory
@@ -201,24 +183,32 @@ extension PlayableContentManager {
     /// listed in its own order, whose page asks the data source nothing (no count hint, nothing
     /// to prefetch). Nil for any other, which ``readChildren(of:kind:offset:maximum:prefetch:sort:)``
     /// answers on the data source's threads: most pages of a walk (an album's tracks) need no
-    /// hop there and back.
+    /// hop there and back. With `hintsFromMemory` (a container its data source reads from memory
+    /// and loads at once), count hints are asked here and nothing is prefetched, as
+    /// ``readChildren(of:kind:offset:maximum:prefetch:sort:)`` would. Nil too for a page of more
+    /// than `rowLimit` rows.
     private func pageFromCopy(
-        of path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, prefetch: Bool, rowLimit: Int = .max
+        of path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, prefetch: Bool, rowLimit: Int = .max,
+        hintsFromMemory: Bool = false
     ) -> ContentListing? {
         let listing = state.withLock { state -> ContentListing? in
             guard !state.isUpdating, case .found(let id) = state.cache.lookUp(path), state.cache.isContainer(id) else {
                 return nil
             }
-            guard state.cache.tree[id].isComplete, state.cache.tree[id].pagedCount == nil, state.cache.isWithinDepth(id),
-                rowLimit == .max
-                    || Self.pageSize(total: state.cache.rows(of: id, kind: kind).count, offset: offset, maximum: maximum) <= rowLimit
+            guard state.cache.tree[id].isComplete, state.cache.tree[id].pagedCount == nil, state.cache.isWithinDepth(id)
             else { return nil }
+            if rowLimit != .max {
+                let total = state.cache.rows(of: id, kind: kind).count
+                guard ContentListing.window(offset: offset, maximum: maximum, of: total).count <= rowLimit else { return nil }
+            }
             let shown = Self.page(of: id, at: path, in: &state.cache, kind: kind, sorted: nil, offset: offset, maximum: maximum, prefetch: prefetch)
-            guard shown.prefetch.isEmpty, !shown.listing.entries.contains(where: { $0.item.isContainer && $0.children == nil })
+            guard hintsFromMemory
+                || (shown.prefetch.isEmpty && !shown.listing.entries.contains(where: { $0.item.isContainer && $0.children == nil }))
             else { return nil }
             return shown.listing
         }
-        guard let listing else { return nil }
+        guard var listing else { return nil }
+        if hintsFromMemory { listing.entries = withCountHints(listing.entries) }
         forgetLeastRecentlyUsed()
         return listing
     }
@@ -331,7 +321,7 @@ extension PlayableContentManager {
     }
 
     /// What a read of a page of a paged container found.
-    enum PagedRead {
+    private enum PagedRead {
         /// The container is not served page by page.
         case notPaged
         /// A batch of updates began before the read or during it: the rows may come from the
@@ -360,27 +350,26 @@ extension PlayableContentManager {
     /// One read of a page of the paged container at `path`, in one update epoch: the place the
     /// copy has for the container is where the data source has it only while no batch of
     /// updates is open (a container below a tab moves with the content around it).
-    func readPagedPage(at path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, sort: ContentSort)
+    private func readPagedPage(at path: [String], kind: ContentListingKind, offset: Int, maximum: Int?, sort: ContentSort)
         throws(ContentError) -> PagedRead
     {
         guard let epoch = state.withLock({ $0.isUpdating ? nil : $0.updateEpoch }) else { return .stale }
         guard let shape = try withNode(at: path, { cache, id in cache.pagedShape(of: id, kind: kind) }),
             let dataSource = state.withLock({ $0.dataSource }), let count = shape.node.pagedCount
         else { return .notPaged }
-        let start = min(max(offset, 0), shape.total)
-        let end = maximum.map { min(shape.total, start + max($0, 0)) } ?? shape.total
+        let window = ContentListing.window(offset: offset, maximum: maximum, of: shape.total)
         // Sorted: the data source says which children are at these sorted places (limits cap
         // the sorted rows, so the places are within the shown ones); or, for a container small
         // enough, they are sorted here.
-        var indexes = Array(start..<end)
-        if !sort.isNatural, start < end {
-            if let sorted = dataSource.sortedChildIndexes(at: shape.indexPath, by: sort, in: start..<end) {
+        var indexes = Array(window)
+        if !sort.isNatural, !window.isEmpty {
+            if let sorted = dataSource.sortedChildIndexes(at: shape.indexPath, by: sort, in: window) {
                 indexes = sorted.filter { $0 >= 0 && $0 < count }
             } else if count <= pagedContainerThreshold {
                 // Paged for being read from memory, not for its size: sorted here as a copy is,
                 // every row, the limits then taking the first of the sorted ones.
                 let all = (0..<count).map { dataSource.contentItem(at: shape.indexPath.appending($0)) ?? ContentItem(identifier: "") }
-                indexes = Array(sort.order(of: all)[start..<end])
+                indexes = Array(sort.order(of: all)[window])
             } else {
                 throw .sortNotSupported("this container is too large to sort here (\(count) rows), and its source cannot sort it")
             }

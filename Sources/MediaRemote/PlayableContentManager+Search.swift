@@ -59,9 +59,7 @@ extension PlayableContentManager {
             if let depth = context.depthLimit { found = found.filter { $0.count <= depth } }
             if !sort.isNatural { found = try sorted(found, by: sort, in: dataSource) }
             if let limit = context.itemLimit, found.count > limit { found = Array(found.prefix(limit)) }
-            let start = min(max(offset, 0), found.count)
-            let end = maximum.map { min(found.count, start + max($0, 0)) } ?? found.count
-            let entries = found[start..<end].compactMap { entry(atIndexPath: $0, withinLimits: false) }
+            let entries = found[ContentListing.window(offset: offset, maximum: maximum, of: found.count)].compactMap { entry(atIndexPath: $0, withinLimits: false) }
             forgetLeastRecentlyUsed()
             return ContentSearchResult(entries: entries, totalCount: found.count)
         }
