@@ -1,5 +1,6 @@
 import AsyncSupport
 import Dispatch
+import Glibc
 import DBus
 import DBusTestSupport
 import ProcessTestSupport
@@ -175,6 +176,60 @@ import Testing
             try await proxy.setProperty("Value", to: Int32(5))
             #expect(try await proxy.property("Value", as: Int32.self) == 5)
             #expect(executor.jobs.load(ordering: .relaxed) >= 21)
+        }
+    }
+}
+
+extension ConcurrencyTests {
+    /// An object served by the connection's own thread, whose handlers start there as their
+    /// call is read: each runs on that thread before and after it waits, a serial object's
+    /// calls still start and end in the order they arrived, and one waiting lets the
+    /// connection read and answer others (a Ping) meanwhile.
+    @Test func anObjectServedByTheConnectionsThreadStartsItsCallsThereInOrder() async throws {
+        try await withTestService { fixture in
+            let thread = await withTaskExecutorPreference(fixture.service.executor) { pthread_self() }
+            let interface = Interface("org.mprisbridge.OnThread1")
+            let events = Mutex<[String]>([])
+            interface.method("Step", arguments: ["index"], results: ["onThread"]) { (index: UInt32) async -> Bool in
+                let before = pthread_equal(pthread_self(), thread) != 0
+                events.withLock { $0.append("start \(index)") }
+                try? await Task.sleep(for: .milliseconds(index % 3 == 0 ? 20 : 1))
+                let after = pthread_equal(pthread_self(), thread) != 0
+                events.withLock { $0.append("end \(index)") }
+                return before && after
+            }
+            try fixture.service.export(
+                interface, at: "/org/mprisbridge/OnThread", ordering: .serial, executor: fixture.service.executor)
+            let script = """
+                import dbus, dbus.mainloop.glib
+                from gi.repository import GLib
+                dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+                loop = GLib.MainLoop()
+                proxy = dbus.SessionBus().get_object("org.mprisbridge.Test", "/org/mprisbridge/OnThread")
+                steps = dbus.Interface(proxy, "org.mprisbridge.OnThread1")
+                answers = []
+                def done(value):
+                    answers.append(str(value))
+                    if len(answers) == 13:
+                        print(" ".join(answers), flush=True)
+                        loop.quit()
+                def failed(error):
+                    print(error, flush=True)
+                    loop.quit()
+                for index in range(12):
+                    steps.Step(dbus.UInt32(index), reply_handler=done, error_handler=failed)
+                proxy.Ping(dbus_interface="org.freedesktop.DBus.Peer", reply_handler=lambda: done("ping"), error_handler=failed)
+                loop.run()
+                """
+            let output = try await fixture.bus.python(script)
+            let answers = output.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+            // Every call answered, each handler on the thread throughout, and the Ping answered
+            // while the steps that wait 20 ms were still to come.
+            #expect(answers.count == 13, "\(output)")
+            #expect(answers.filter { $0 != "ping" } == Array(repeating: "1", count: 12), "\(output)")
+            #expect(answers.firstIndex(of: "ping").map { $0 < 12 } == true, "\(output)")
+            let expected = (0..<12).flatMap { ["start \($0)", "end \($0)"] }
+            #expect(events.withLock { $0 } == expected)
         }
     }
 }
