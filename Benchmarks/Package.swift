@@ -137,12 +137,15 @@ let package = Package(
                 .product(name: "TestMedia", package: "mpris-bridge"),
             ]
         ),
-        // libdbus-1 for the walk client below.
+        // libdbus-1 for the C clients below.
         .systemLibrary(name: "CLibDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // A head unit's walk of the media tree with as little client work as libdbus allows (C), so
         // that ScaleBenchmark's walk time is the service's and the bus's, one call at a time or
         // several in flight.
         .executableTarget(name: "WalkClient", dependencies: ["CLibDBus"]),
+        // A desktop shell watching a player (C, libdbus, a process of its own): when each
+        // PlaybackStatus change reaches a client that sent no call, for PeerBenchmark.
+        .executableTarget(name: "SignalWatcher", dependencies: ["CLibDBus"]),
         // The daemon on a large generated library (50,000 tracks by default): indexing, start and
         // restart, memory, a head unit's walk of the tree, search, track changes, added files.
         .executableTarget(

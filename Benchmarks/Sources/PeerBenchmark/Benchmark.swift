@@ -15,7 +15,10 @@ struct PlayerFigures: Sendable {
     var execToName: [UInt64] = []
     var getAll: Summary?
     var ping: Summary?
-    /// PlayPause sent -> PropertiesChanged(PlaybackStatus) received.
+    /// PlayPause sent -> PropertiesChanged(PlaybackStatus) received by another process that
+    /// watches the player (`SignalWatcher`), as a desktop shell showing the state.
+    var toggleWatched: Summary?
+    /// PlayPause sent -> PropertiesChanged(PlaybackStatus) received by the caller, this process.
     var toggleSignal: Summary?
     /// PlayPause sent -> its reply.
     var toggleReply: Summary?
@@ -265,7 +268,7 @@ final class PeerBenchmark: Sendable {
         figures.getAll = Summary(nanoseconds: samples[0])
         figures.ping = Summary(nanoseconds: samples[1])
 
-        try await measureToggles(player: player, names: names, into: &figures)
+        try await measureToggles(player: player, names: names, address: address, into: &figures)
         try await measureBursts(player: player, names: names, address: address, into: &figures)
     }
 
@@ -288,14 +291,25 @@ final class PeerBenchmark: Sendable {
     }
 
     /// PlayPause -> PropertiesChanged(PlaybackStatus), from Paused, a pause (`--toggle-gap`) after each
-    /// so that the player settles and late signals of one toggle never count for the next.
-    private func measureToggles(player: Proxy, names: BusClient, into figures: inout PlayerFigures) async throws {
+    /// so that the player settles and late signals of one toggle never count for the next: as
+    /// `SignalWatcher` (a process that sent no call, as a shell showing the state) sees each
+    /// signal arrive, and as this caller does.
+    private func measureToggles(
+        player: Proxy, names: BusClient, address: String, into figures: inout PlayerFigures
+    ) async throws {
         let stream = try await names.connection.signals(
             matching: MatchRule(
                 sender: names.busName, path: "/org/mpris/MediaPlayer2", interface: "org.freedesktop.DBus.Properties",
                 member: "PropertiesChanged", arguments: [0: "org.mpris.MediaPlayer2.Player"]))
         let changes = PlaybackStatusChanges(stream)
+        let benchmark = try System.executablePath()
+        let watcher = try ChildProcess.spawn(
+            String(benchmark[..<(benchmark.lastIndex(of: "/") ?? benchmark.endIndex)]) + "/SignalWatcher",
+            [names.busName.rawValue], environment: ["DBUS_SESSION_BUS_ADDRESS": address])
+        defer { watcher.kill() }
+        _ = try await watcher.waitForLine(timeout: .seconds(10)) { $0 == "ready" }
         var status = try await player.property("PlaybackStatus", as: String.self)
+        var toggles: [(sent: UInt64, expected: String)] = []
         var signals: [UInt64] = []
         var replies: [UInt64] = []
         for _ in 0..<options.toggles {
@@ -304,6 +318,7 @@ final class PeerBenchmark: Sendable {
             let _: () = try await player.call("PlayPause")
             let replied = monotonicNanoseconds()
             let signalled = try await changes.next(expected, notBefore: sent)
+            toggles.append((sent, expected))
             signals.append(signalled - sent)
             replies.append(replied - sent)
             if signalled < replied { figures.signalsBeforeReply += 1 }
@@ -312,6 +327,26 @@ final class PeerBenchmark: Sendable {
         }
         figures.toggleSignal = Summary(nanoseconds: signals)
         figures.toggleReply = Summary(nanoseconds: replies)
+        // The watcher prints what it saw once its stdin ends (before, no write of its wakes this
+        // process while toggles are timed); each toggle's signal is the first change to the
+        // status it expects that arrived after it was sent.
+        watcher.closeStdin()
+        guard try await watcher.waitForExit(timeout: .seconds(10)) == 0 else {
+            throw BenchmarkFailure(description: "SignalWatcher failed: \(watcher.capturedStderr)")
+        }
+        let seen = watcher.capturedStdout.split(separator: "\n").compactMap { line -> (at: UInt64, status: Substring)? in
+            let fields = line.split(separator: " ")
+            guard fields.count == 2, let at = UInt64(fields[0]) else { return nil }
+            return (at, fields[1])
+        }
+        var watched: [UInt64] = []
+        for toggle in toggles {
+            guard let change = seen.first(where: { $0.at >= toggle.sent && $0.status == toggle.expected }) else {
+                throw BenchmarkFailure(description: "SignalWatcher saw no \(toggle.expected) after a PlayPause")
+            }
+            watched.append(change.at - toggle.sent)
+        }
+        figures.toggleWatched = Summary(nanoseconds: watched)
         // Back to Paused for what follows.
         if status != "Paused" { try await setStatus(player, to: "Paused", with: "Pause") }
     }

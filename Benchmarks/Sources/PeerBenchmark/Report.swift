@@ -56,7 +56,10 @@ struct PeerReport {
         Figure(key: "getAllP50Microseconds", label: "GetAll(Player) p50, µs", digits: 0) { $0.getAll?.p50 },
         Figure(key: "pingP50Microseconds", label: "Peer.Ping p50, µs", digits: 0) { $0.ping?.p50 },
         Figure(key: "getAllOverPing", label: "GetAll / Ping", digits: 2) { $0.getAllOverPing },
-        Figure(key: "playPauseToSignalP50Microseconds", label: "PlayPause -> signal p50, µs", digits: 0) {
+        Figure(key: "playPauseToWatcherP50Microseconds", label: "PlayPause -> signal, watcher p50, µs", digits: 0) {
+            $0.toggleWatched?.p50
+        },
+        Figure(key: "playPauseToSignalP50Microseconds", label: "PlayPause -> signal, caller p50, µs", digits: 0) {
             $0.toggleSignal?.p50
         },
         Figure(key: "playPauseReplyP50Microseconds", label: "PlayPause -> reply p50, µs", digits: 0) { $0.toggleReply?.p50 },
@@ -226,6 +229,7 @@ struct PeerReport {
                 fields.append(("execToNameMillisecondsEach", .array(result.execToName.map { .number(Double($0) / 1e6) })))
                 if let getAll = result.getAll { fields.append(("getAll", getAll.json)) }
                 if let ping = result.ping { fields.append(("ping", ping.json)) }
+                if let watched = result.toggleWatched { fields.append(("playPauseToWatcher", watched.json)) }
                 if let signal = result.toggleSignal { fields.append(("playPauseToSignal", signal.json)) }
                 if let reply = result.toggleReply { fields.append(("playPauseReply", reply.json)) }
                 if let playing = result.playing { fields.append(("playingWindow", playing.json)) }
