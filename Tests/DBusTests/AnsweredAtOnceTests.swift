@@ -1,40 +1,11 @@
 import DBus
 import DBusTestSupport
 import ProcessTestSupport
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
     import Glibc
 #endif
-
-/// Held handler runs: each `hold` call waits here until `release()`.
-private final class Gate: Sendable {
-    private let state = Mutex<(released: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
-    let started: AsyncStream<Void>
-    private let startedContinuation: AsyncStream<Void>.Continuation
-
-    init() { (started, startedContinuation) = AsyncStream.makeStream() }
-
-    func wait() async {
-        startedContinuation.yield()
-        await withCheckedContinuation { continuation in
-            let released = state.withLock { state in
-                if !state.released { state.waiting.append(continuation) }
-                return state.released
-            }
-            if released { continuation.resume() }
-        }
-    }
-
-    func release() {
-        for waiter in state.withLock({ state in
-            state.released = true
-            defer { state.waiting = [] }
-            return state.waiting
-        }) { waiter.resume() }
-    }
-}
 
 /// A method with an answer given at once (`Interface.method(_:inputs:outputs:annotations:atOnce:results:)`),
 /// called by `gdbus` on a private bus.
@@ -72,7 +43,7 @@ private final class Gate: Sendable {
     private static func withService(_ body: (PrivateBus, Connection, Gate) async throws -> Void) async throws {
         try await withServiceAndClient { bus, service, client in
             let gate = Gate()
-            defer { gate.release() }
+            defer { gate.open() }
             try service.export(interface(gate: gate), at: concurrentPath, ordering: .concurrent)
             try service.export(interface(gate: gate), at: serialPath, ordering: .serial)
             #expect(try await service.requestName(busName) == .primaryOwner)
@@ -113,13 +84,13 @@ private final class Gate: Sendable {
                     group.addTask { try await proxy.call("Echo", "hold") as String }
                 }
                 var started = 0
-                for await _ in gate.started {
+                for await _ in gate.arrivals {
                     started += 1
                     if started == CallOrdering.maximumConcurrentCalls { break }
                 }
                 let fast = try await Self.echo("fast", at: Self.concurrentPath, on: bus)
                 #expect(fast.status == 0 && fast.stdout == "('at once /org/mprisbridge/AtOnce',)\n", "\(fast)")
-                gate.release()
+                gate.open()
                 var answers: [String] = []
                 for try await answer in group { answers.append(answer) }
                 #expect(answers == Array(repeating: "handler", count: CallOrdering.maximumConcurrentCalls))

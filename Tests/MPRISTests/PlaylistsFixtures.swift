@@ -141,32 +141,6 @@ final class TestLibrary: PlayableContentDataSource {
     }
 }
 
-/// Lets waiters through once opened; opening twice does nothing.
-final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let proceed = state.withLock { state in
-                if !state.open { state.waiters.append(continuation) }
-                return state.open
-            }
-            if proceed { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state in
-            defer {
-                state.open = true
-                state.waiters = []
-            }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-}
-
 /// Why the test delegate cannot play a playlist.
 struct PlaybackFailure: Error, CustomStringConvertible {
     var description: String
