@@ -146,6 +146,11 @@ let package = Package(
         // A desktop shell watching a player (C, libdbus, a process of its own): when each
         // PlaybackStatus change reaches a client that sent no call, for PeerBenchmark.
         .executableTarget(name: "SignalWatcher", dependencies: ["CLibDBus"]),
+        // GIO's GDBus for the C client below (libglib2.0-dev, which the package needs already).
+        .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        // A desktop shell's media widget clicked (C, GDBus from a main loop): PlayPause → the
+        // PlaybackStatus signal at a caller built on the client library most of a desktop uses.
+        .executableTarget(name: "ShellCaller", dependencies: ["CGio"]),
         // The daemon on a large generated library (50,000 tracks by default): indexing, start and
         // restart, memory, a head unit's walk of the tree, search, track changes, added files.
         .executableTarget(

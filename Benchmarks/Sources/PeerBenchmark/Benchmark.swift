@@ -22,6 +22,9 @@ struct PlayerFigures: Sendable {
     var toggleSignal: Summary?
     /// PlayPause sent -> its reply.
     var toggleReply: Summary?
+    /// PlayPause sent -> PropertiesChanged(PlaybackStatus) handed to the main loop of a GDBus
+    /// client that sent it (`ShellCaller`), as a desktop shell's media widget clicked.
+    var toggleShellCaller: Summary?
     /// Toggles whose signal came before the call's reply.
     var signalsBeforeReply = 0
     /// Resident kB of the playing process, paused for 8 s: what a paused player keeps.
@@ -302,10 +305,9 @@ final class PeerBenchmark: Sendable {
                 sender: names.busName, path: "/org/mpris/MediaPlayer2", interface: "org.freedesktop.DBus.Properties",
                 member: "PropertiesChanged", arguments: [0: "org.mpris.MediaPlayer2.Player"]))
         let changes = PlaybackStatusChanges(stream)
-        let benchmark = try System.executablePath()
         let watcher = try ChildProcess.spawn(
-            String(benchmark[..<(benchmark.lastIndex(of: "/") ?? benchmark.endIndex)]) + "/SignalWatcher",
-            [names.busName.rawValue], environment: ["DBUS_SESSION_BUS_ADDRESS": address])
+            try Self.besideThisBenchmark("SignalWatcher"), [names.busName.rawValue],
+            environment: ["DBUS_SESSION_BUS_ADDRESS": address])
         defer { watcher.kill() }
         _ = try await watcher.waitForLine(timeout: .seconds(10)) { $0 == "ready" }
         var status = try await player.property("PlaybackStatus", as: String.self)
@@ -347,8 +349,37 @@ final class PeerBenchmark: Sendable {
             watched.append(change.at - toggle.sent)
         }
         figures.toggleWatched = Summary(nanoseconds: watched)
+        figures.toggleShellCaller = try await measureShellCallerToggles(names: names, address: address)
         // Back to Paused for what follows.
-        if status != "Paused" { try await setStatus(player, to: "Paused", with: "Pause") }
+        if try await player.property("PlaybackStatus", as: String.self) != "Paused" {
+            try await setStatus(player, to: "Paused", with: "Pause")
+        }
+    }
+
+    /// The same toggles sent by `ShellCaller`, a client on GDBus (the client library of most of
+    /// a desktop), each signal taken when its main loop has it: the player's figure at a caller
+    /// built as a shell's media widget is, beside this process's own.
+    private func measureShellCallerToggles(names: BusClient, address: String) async throws -> Summary {
+        let caller = try ChildProcess.spawn(
+            try Self.besideThisBenchmark("ShellCaller"), [names.busName.rawValue, "\(options.toggles)", "\(options.toggleGap)"],
+            environment: ["DBUS_SESSION_BUS_ADDRESS": address])
+        defer { caller.kill() }
+        guard try await caller.waitForExit(timeout: .seconds(90)) == 0 else {
+            throw BenchmarkFailure(description: "ShellCaller failed: \(caller.capturedStderr)")
+        }
+        let signals = caller.capturedStdout.split(separator: "\n").compactMap { line -> UInt64? in
+            line.split(separator: " ").first.flatMap { UInt64($0) }
+        }
+        guard signals.count == options.toggles else {
+            throw BenchmarkFailure(description: "ShellCaller timed \(signals.count) of \(options.toggles) toggles")
+        }
+        return Summary(nanoseconds: signals)
+    }
+
+    /// The path of `executable`, one of the C clients built beside this benchmark.
+    private static func besideThisBenchmark(_ executable: String) throws -> String {
+        let benchmark = try System.executablePath()
+        return String(benchmark[..<(benchmark.lastIndex(of: "/") ?? benchmark.endIndex)]) + "/" + executable
     }
 
     /// Two PlayPause at once from one client (a double-tapped media key), from Paused and from

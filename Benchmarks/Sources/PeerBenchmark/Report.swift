@@ -62,6 +62,9 @@ struct PeerReport {
         Figure(key: "playPauseToSignalP50Microseconds", label: "PlayPause -> signal, caller p50, µs", digits: 0) {
             $0.toggleSignal?.p50
         },
+        Figure(key: "playPauseToShellCallerP50Microseconds", label: "PlayPause -> signal, GDBus p50, µs", digits: 0) {
+            $0.toggleShellCaller?.p50
+        },
         Figure(key: "playPauseReplyP50Microseconds", label: "PlayPause -> reply p50, µs", digits: 0) { $0.toggleReply?.p50 },
         Figure(key: "signalsBeforeReply", label: "  toggles signalled before reply", digits: 0) {
             $0.toggleSignal == nil ? nil : Double($0.signalsBeforeReply)
@@ -231,6 +234,7 @@ struct PeerReport {
                 if let ping = result.ping { fields.append(("ping", ping.json)) }
                 if let watched = result.toggleWatched { fields.append(("playPauseToWatcher", watched.json)) }
                 if let signal = result.toggleSignal { fields.append(("playPauseToSignal", signal.json)) }
+                if let shell = result.toggleShellCaller { fields.append(("playPauseToShellCaller", shell.json)) }
                 if let reply = result.toggleReply { fields.append(("playPauseReply", reply.json)) }
                 if let playing = result.playing { fields.append(("playingWindow", playing.json)) }
                 if let playing = result.mprisPlaying { fields.append(("mprisProcessPlayingWindow", playing.json)) }
