@@ -364,7 +364,9 @@ final class PeerBenchmark: Sendable {
             try Self.besideThisBenchmark("ShellCaller"), [names.busName.rawValue, "\(options.toggles)", "\(options.toggleGap)"],
             environment: ["DBUS_SESSION_BUS_ADDRESS": address])
         defer { caller.kill() }
-        guard try await caller.waitForExit(timeout: .seconds(90)) == 0 else {
+        // ShellCaller gives up by itself 30 s after its toggles' gaps, with half a second each.
+        let deadline = Duration.seconds(60) + .milliseconds(options.toggles * (options.toggleGap + 500))
+        guard try await caller.waitForExit(timeout: deadline) == 0 else {
             throw BenchmarkFailure(description: "ShellCaller failed: \(caller.capturedStderr)")
         }
         let signals = caller.capturedStdout.split(separator: "\n").compactMap { line -> UInt64? in

@@ -9,7 +9,8 @@
 // Usage: ShellCaller BUS_NAME TOGGLES GAP_MS (the bus from DBUS_SESSION_BUS_ADDRESS). Sends
 // TOGGLES PlayPause, each GAP_MS after the previous one had both its reply and its signal,
 // then prints a line per toggle, `SIGNAL REPLY`: nanoseconds from the call sent to the signal
-// and to the reply handed to the main loop. Exits 1 when a call fails or 60 s pass.
+// and to the reply handed to the main loop. Exits 1 when a call fails; SIGALRM ends it once
+// the toggles have had half a second each beyond their gaps, and 30 s more.
 #include <gio/gio.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,7 +100,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: ShellCaller BUS_NAME TOGGLES GAP_MS\n");
         return 2;
     }
-    alarm(60);
+    alarm((unsigned)(30 + (long long)toggles * (gap + 500) / 1000));
     snprintf(name, sizeof name, "%s", argv[1]);
     GError *error = NULL;
     bus = g_bus_get_sync(G_BUS_TYPE_SESSION, NULL, &error);
