@@ -92,6 +92,10 @@ struct InOrderRemote: Sendable {
         let names = (0..<40).map { "t\($0)" }
         let p = await ScriptedPlayer(names)
         p.engine.state.withLock { $0.loadTime = .milliseconds(2) }
+        // Repeating the queue: a next on the last entry (an added one, reached by the remotes'
+        // nexts in some orders of the burst) has a successor, as every command here must.
+        let repeatAll = ChangeRepeatModeCommandEvent(repeatType: .all)
+        #expect(await p.commands.changeRepeatModeCommand.perform(repeatAll) == .success)
         let remotes = (0..<4).map { _ in InOrderRemote() }
         let c = p.commands
         let toggle: @Sendable () async -> RemoteCommandHandlerStatus? = { await c.togglePlayPauseCommand.perform() }
@@ -115,7 +119,10 @@ struct InOrderRemote: Sendable {
                 remote.send { await next() }, remote.send { await goTo("t20") },
             ]
         }
-        for task in sent { #expect(await task.value == .success) }
+        for (index, task) in sent.enumerated() {
+            let status = await task.value
+            #expect(status == .success, "command \(index) of the burst (remote \(index / 10), its command \(index % 10))")
+        }
         #expect(p.current == "t20")
         #expect(p.state == .playing)
         #expect(p.engine.state.withLock { $0.playing && $0.loaded?.lastPathComponent == "t20.ogg" })
