@@ -97,7 +97,9 @@ extension ContentCache {
         let shown = rows.ids[min(window.lowerBound, shownEnd)..<shownEnd]
         let parent = (path: tree.path(of: id), indexPath: tree.indexPath(of: id))
         var entries = shown.map { entry(for: $0, under: parent) }
-        if rows.hasLoadingRow, window.upperBound == total, window.lowerBound < total { entries.append(Self.loadingEntry(parentPath: path)) }
+        if rows.hasLoadingRow, window.upperBound == total, window.lowerBound < total {
+            entries.append(Self.loadingEntry(parentPath: path))
+        }
         var prefetch: [ContentTree.NodeID] = []
         for child in shown where prefetch.count < prefetchLimit {
             if tree[child].item?.isContainer == true && !tree[child].isComplete { prefetch.append(child) }

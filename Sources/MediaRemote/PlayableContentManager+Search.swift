@@ -59,7 +59,8 @@ extension PlayableContentManager {
             if let depth = context.depthLimit { found = found.filter { $0.count <= depth } }
             if !sort.isNatural { found = try sorted(found, by: sort, in: dataSource) }
             if let limit = context.itemLimit, found.count > limit { found = Array(found.prefix(limit)) }
-            let entries = found[ContentListing.window(offset: offset, maximum: maximum, of: found.count)].compactMap { entry(atIndexPath: $0, withinLimits: false) }
+            let window = ContentListing.window(offset: offset, maximum: maximum, of: found.count)
+            let entries = found[window].compactMap { entry(atIndexPath: $0, withinLimits: false) }
             forgetLeastRecentlyUsed()
             return ContentSearchResult(entries: entries, totalCount: found.count)
         }

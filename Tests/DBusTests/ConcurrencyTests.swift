@@ -1,8 +1,8 @@
 import AsyncSupport
-import Dispatch
-import Glibc
 import DBus
 import DBusTestSupport
+import Dispatch
+import Glibc
 import ProcessTestSupport
 import Synchronization
 import Testing

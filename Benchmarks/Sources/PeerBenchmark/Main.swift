@@ -23,11 +23,11 @@ struct Arguments: BenchmarkArguments {
             killed by pid afterwards. For every player: exec -> its MPRIS bus name owned (median of \
             the starts), GetAll(Player) and Peer.Ping round trips (interleaved, same client), \
             PlayPause -> the PropertiesChanged carrying PlaybackStatus (at this caller, at \
-            SignalWatcher, which only listens, and at ShellCaller, a GDBus caller), RSS paused, CPU and context \
-            switches while playing and the sound server's CPU over the same window, two PlayPause \
-            sent at once by one client and one PlayPause from each of many clients at once. A peer \
-            that is not installed or cannot run is reported as missing. Exits 1 when a goal \
-            (Thresholds/PeerBenchmark.json) is missed, 2 when the run fails.
+            SignalWatcher, which only listens, and at ShellCaller, a GDBus caller), RSS paused, \
+            CPU and context switches while playing and the sound server's CPU over the same \
+            window, two PlayPause sent at once by one client and one PlayPause from each of many \
+            clients at once. A peer that is not installed or cannot run is reported as missing. \
+            Exits 1 when a goal (Thresholds/PeerBenchmark.json) is missed, 2 when the run fails.
             """)
 
     @Option(help: "The mpris-bridge executable (default: ../.build/release/mpris-bridge).")
